@@ -1,0 +1,41 @@
+"""Toolgate: the platform between a language model and a business's own HTTP APIs.
+
+`create_app(config)` is the one place an app is assembled.
+"""
+from __future__ import annotations
+
+from flask import Flask
+
+from .config import Config
+
+
+def create_app(config: Config | None = None) -> Flask:
+    """Build the WSGI app on the configured database; refuses a database whose schema is behind."""
+    from .api import register_api
+    from .database import db, open_database
+    from .migrations import check_current
+
+    config = config or Config.from_env()
+    app = Flask(__name__)
+    app.config.update(config.flask)
+    app.extensions["toolgate_config"] = config
+    database = open_database(config.database_url)
+    with database.connection_context():
+        check_current(database)
+
+    @app.before_request
+    def _connect():
+        db.connect(reuse_if_open=True)
+
+    @app.teardown_request
+    def _close(_exc):
+        if not db.is_closed():
+            db.close()
+
+    register_api(app)
+    return app
+
+
+def app_config(app: Flask) -> Config:
+    """The Config an app was built with."""
+    return app.extensions["toolgate_config"]

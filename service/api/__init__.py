@@ -1,0 +1,68 @@
+"""The REST API: flask-smorest blueprints per resource, one JSON error shape, OpenAPI at /openapi.json."""
+from __future__ import annotations
+
+from flask import Flask, jsonify, send_from_directory
+from flask_smorest import Api
+from peewee import IntegrityError
+from werkzeug.exceptions import HTTPException
+
+from ..errors import ServiceError
+
+API_SETTINGS = {
+    "API_TITLE": "Toolgate",
+    "API_VERSION": "v1",
+    "OPENAPI_VERSION": "3.0.3",
+    "OPENAPI_URL_PREFIX": "/",
+    "OPENAPI_JSON_PATH": "openapi.json",
+    "OPENAPI_SWAGGER_UI_PATH": "/api",
+    # Served by the service itself: no CDN (swagger-ui-bundle ships the assets).
+    "OPENAPI_SWAGGER_UI_URL": "/api/assets/",
+}
+
+
+def register_api(app: Flask) -> Api:
+    """Mount every resource's blueprint and the error handlers on `app`."""
+    from swagger_ui_bundle import swagger_ui_path
+
+    from .projects.routes import blp as projects
+    from .tools.routes import blp as tools
+
+    app.config.update({k: v for k, v in API_SETTINGS.items() if k not in app.config})
+    api = Api(app, spec_kwargs={"components": {"securitySchemes": {
+        "bearer": {"type": "http", "scheme": "bearer"}}}})
+    for blueprint in (tools, projects, *app.extensions.get("toolgate_blueprints", ())):
+        api.register_blueprint(blueprint)
+
+    @app.get("/api/assets/<path:filename>")
+    def swagger_assets(filename):
+        return send_from_directory(str(swagger_ui_path), filename, max_age=86400)
+
+    register_error_handlers(app)
+    return api
+
+
+def error_response(error: ServiceError):
+    response = jsonify(error.to_dict())
+    response.status_code = error.status
+    return response
+
+
+def register_error_handlers(app: Flask) -> None:
+    """Every error, ours or Flask's, leaves in the one JSON shape."""
+
+    @app.errorhandler(ServiceError)
+    def service_error(error: ServiceError):
+        return error_response(error)
+
+    @app.errorhandler(IntegrityError)
+    def integrity_error(_error):
+        # The database refused a write a concurrent one won: a clean conflict, never a 500.
+        return error_response(ServiceError(409, "conflict", "A concurrent change won; reload and try again."))
+
+    @app.errorhandler(HTTPException)
+    def http_error(error: HTTPException):
+        code = (error.name or "error").lower().replace(" ", "-")
+        response = error_response(ServiceError(error.code or 500, code, error.description or error.name))
+        if error.code == 405 and error.valid_methods:
+            response.headers["Allow"] = ", ".join(error.valid_methods)
+        return response

@@ -1,0 +1,80 @@
+"""/v1/projects: projects, their draft pins and published versions."""
+from __future__ import annotations
+
+from flask.views import MethodView
+from flask_smorest import Blueprint
+
+from ... import registry
+from ..auth import PUBLISH, READ, WRITE_DRAFTS, current_principal, requires
+from ..body import json_body
+from ..schemas import ProblemSchema, VersionNumberSchema
+from .schemas import NewProjectSchema, PinsSchema, ProjectListSchema, ProjectSchema
+
+blp = Blueprint("projects", __name__, url_prefix="/v1/projects", description="Projects, pins and versions.")
+
+ERRORS = {"description": "Every problem at once, with its field.", "schema": ProblemSchema}
+
+
+@blp.route("")
+class ProjectViews(MethodView):
+    @blp.response(200, ProjectListSchema)
+    @requires(READ)
+    def get(self):
+        """List the organization's projects"""
+        projects = registry.list_projects(current_principal().organization)
+        return {"projects": [registry.project_view(p) for p in projects]}
+
+    @blp.doc(requestBody={"content": {"application/json": {"schema": NewProjectSchema}}})
+    @blp.response(201, ProjectSchema)
+    @blp.alt_response(409, **ERRORS)
+    @requires(WRITE_DRAFTS)
+    def post(self):
+        """Create a project with an empty draft version"""
+        principal = current_principal()
+        body = json_body()
+        name = body.get("name") if isinstance(body, dict) else None
+        return registry.project_view(registry.create_project(principal.organization, name, principal.actor))
+
+
+@blp.route("/<name>")
+class ProjectByNameViews(MethodView):
+    @blp.response(200, ProjectSchema)
+    @requires(READ)
+    def get(self, name):
+        """Read a project: its draft pins and published versions"""
+        return registry.project_view(registry.get_project(current_principal().organization, name))
+
+
+@blp.route("/<name>/draft")
+class ProjectDraftViews(MethodView):
+    @blp.response(201, ProjectSchema)
+    @blp.alt_response(409, **ERRORS)
+    @requires(WRITE_DRAFTS)
+    def post(self, name):
+        """Start the project's draft version from its latest published pins"""
+        principal = current_principal()
+        registry.start_project_draft(principal.organization, name, principal.actor)
+        return registry.project_view(registry.get_project(principal.organization, name))
+
+    @blp.doc(requestBody={"content": {"application/json": {"schema": PinsSchema}}})
+    @blp.response(200, ProjectSchema)
+    @blp.alt_response(422, **ERRORS)
+    @requires(WRITE_DRAFTS)
+    def put(self, name):
+        """Save the draft version's pins"""
+        principal = current_principal()
+        body = json_body()
+        pins = body.get("pins") if isinstance(body, dict) else None
+        registry.save_project_draft(principal.organization, name, pins, principal.actor)
+        return registry.project_view(registry.get_project(principal.organization, name))
+
+
+@blp.route("/<name>/publish")
+class ProjectPublishViews(MethodView):
+    @blp.response(201, VersionNumberSchema)
+    @blp.alt_response(422, **ERRORS)
+    @requires(PUBLISH)
+    def post(self, name):
+        """Publish every pinned tool draft, then freeze the project version, in one transaction"""
+        principal = current_principal()
+        return {"version": registry.publish_project(principal.organization, name, principal.actor).number}

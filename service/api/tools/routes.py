@@ -1,0 +1,116 @@
+"""/v1/tools: register, read, relabel, save the draft, start a draft, publish, read a published version."""
+from __future__ import annotations
+
+from flask import request
+from flask.views import MethodView
+from flask_smorest import Blueprint
+
+from ... import registry
+from ..auth import PUBLISH, READ, WRITE_DRAFTS, current_principal, requires
+from ..body import json_body
+from ..schemas import ProblemSchema, VersionNumberSchema
+from .schemas import RegistrationSchema, RelabelSchema, ToolListSchema, ToolQuerySchema, ToolSchema, VersionSchema
+
+blp = Blueprint("tools", __name__, url_prefix="/v1/tools", description="Tool definitions, drafts and versions.")
+
+ERRORS = {"description": "Every violated rule, with its field and the spec's sentence.", "schema": ProblemSchema}
+
+
+def _with_etag(view: dict, status: int = 200):
+    headers = {"ETag": view["draft"]["etag"]} if view["draft"] else {}
+    return view, status, headers
+
+
+@blp.route("")
+class ToolViews(MethodView):
+    @blp.arguments(ToolQuerySchema, location="query")
+    @blp.response(200, ToolListSchema)
+    @requires(READ)
+    def get(self, query):
+        """List the organization's tools"""
+        tools = registry.list_tools(current_principal().organization, query.get("project"))
+        return {"tools": [registry.tool_view(t) for t in tools]}
+
+    @blp.doc(requestBody={"content": {"application/json": {"schema": RegistrationSchema}}})
+    @blp.response(201, ToolSchema)
+    @blp.alt_response(422, **ERRORS)
+    @blp.alt_response(409, **ERRORS)
+    @requires(WRITE_DRAFTS)
+    def post(self):
+        """Register a tool: creates the tool and its draft"""
+        principal = current_principal()
+        tool = registry.register_tool(principal.organization, json_body(), principal.actor)
+        return _with_etag(registry.tool_view(tool), 201)
+
+
+@blp.route("/<name>")
+class ToolByNameViews(MethodView):
+    @blp.response(200, ToolSchema)
+    @requires(READ)
+    def get(self, name):
+        """Read one tool: its draft and published versions"""
+        return _with_etag(registry.tool_view(registry.get_tool(current_principal().organization, name)))
+
+    @blp.doc(requestBody={"content": {"application/json": {"schema": RelabelSchema}}})
+    @blp.response(200, ToolSchema)
+    @requires(WRITE_DRAFTS)
+    def patch(self, name):
+        """Relabel a tool (display name only; any time, published or not)"""
+        body = json_body()
+        tool = registry.relabel(current_principal().organization, name, body.get("display_name"))
+        return registry.tool_view(tool)
+
+
+@blp.route("/<name>/draft")
+class ToolDraftViews(MethodView):
+    @blp.doc(requestBody={"content": {"application/json": {"schema": RegistrationSchema}}},
+             parameters=[{"in": "header", "name": "If-Match", "schema": {"type": "string"}, "required": False}])
+    @blp.response(200, ToolSchema)
+    @blp.alt_response(422, **ERRORS)
+    @blp.alt_response(412, **ERRORS)
+    @requires(WRITE_DRAFTS)
+    def put(self, name):
+        """Save the draft in place, validating everything together"""
+        principal = current_principal()
+        registry.save_draft(principal.organization, name, json_body(), principal.actor,
+                            if_match=request.headers.get("If-Match"))
+        return _with_etag(registry.tool_view(registry.get_tool(principal.organization, name)))
+
+    @blp.response(201, ToolSchema)
+    @blp.alt_response(409, **ERRORS)
+    @requires(WRITE_DRAFTS)
+    def post(self, name):
+        """Start a new draft as a copy of the latest published version"""
+        principal = current_principal()
+        registry.start_draft(principal.organization, name, principal.actor)
+        return _with_etag(registry.tool_view(registry.get_tool(principal.organization, name)), 201)
+
+
+@blp.route("/<name>/publish")
+class ToolPublishViews(MethodView):
+    @blp.response(201, VersionNumberSchema)
+    @blp.alt_response(409, **ERRORS)
+    @requires(PUBLISH)
+    def post(self, name):
+        """Publish the draft as the next immutable version (people only)"""
+        principal = current_principal()
+        return {"version": registry.publish_tool(principal.organization, name, principal.actor).number}
+
+
+@blp.route("/<name>/versions/<int:number>")
+class ToolVersionViews(MethodView):
+    @blp.response(200, VersionSchema)
+    @requires(READ)
+    def get(self, name, number):
+        """Read a published version (read-only)"""
+        return registry.version_view(registry.get_version(current_principal().organization, name, number))
+
+    @blp.alt_response(409, **ERRORS)
+    @requires(READ)
+    def put(self, name, number):
+        """Refused: a published version never changes"""
+        registry.get_version(current_principal().organization, name, number)  # 404 before 409
+        raise registry.published_read_only()
+
+    patch = put
+    delete = put

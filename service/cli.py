@@ -1,0 +1,148 @@
+"""The `toolgate` command. Its process entry point is `service.entry`, which patches gevent first."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+
+from .config import Config
+
+
+def _config(database: str | None = None, public_url: str | None = None) -> Config:
+    return Config.from_env().with_overrides(database_url=database, public_url=public_url)
+
+
+def _open(config: Config, *, check: bool = True):
+    from .database import open_database
+    from .migrations import check_current
+
+    database = open_database(config.database_url)
+    database.connect(reuse_if_open=True)
+    if check:
+        check_current(database)
+    return database
+
+
+@click.group()
+def cli() -> None:
+    """Toolgate: registry, signed dispatch, mock backend and conformance kit."""
+
+
+@cli.command()
+@click.option("--database", help="Database URL (default: TOOLGATE_DATABASE_URL or sqlite:///toolgate.db).")
+def migrate(database: str | None) -> None:
+    """Apply every pending schema migration."""
+    from .migrations import migrate as apply
+
+    applied = apply(_open(_config(database), check=False))
+    click.echo("schema is current" if not applied else
+               "applied: " + ", ".join(f"{m.number:04d}_{m.name}" for m in applied))
+
+
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8080, show_default=True, type=int)
+@click.option("--database", help="Database URL (default: TOOLGATE_DATABASE_URL or sqlite:///toolgate.db).")
+@click.option("--public-url", help="Base of issuer URLs (default: TOOLGATE_PUBLIC_URL).")
+def serve(host: str, port: int, database: str | None, public_url: str | None) -> None:
+    """Run the service under gevent's WSGI server."""
+    from . import create_app
+    from .migrations import SchemaBehind
+    from .server import serve_app
+
+    config = _config(database, public_url)
+    if public_url is None and "TOOLGATE_PUBLIC_URL" not in os.environ:
+        config = config.with_overrides(public_url=f"http://{host}:{port}")
+    try:
+        app = create_app(config)
+    except SchemaBehind as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(f"toolgate listening on http://{host}:{port} (database {config.database_url})")
+    serve_app(app, host, port)
+
+
+@cli.group()
+def org() -> None:
+    """Organizations."""
+
+
+@org.command("create")
+@click.argument("slug")
+@click.option("--algorithm", default="ES256", show_default=True, type=click.Choice(["ES256", "EdDSA", "RS256"]))
+@click.option("--json", "as_json", is_flag=True, help='Print {"org", "issuer", "admin_key"}.')
+@click.option("--database")
+def org_create(slug: str, algorithm: str, as_json: bool, database: str | None) -> None:
+    """Create an organization, its first signing key and an admin API key."""
+    from .errors import ServiceError
+    from .setup import create_organization_with_keys
+
+    config = _config(database)
+    _open(config)
+    try:
+        admin_key = create_organization_with_keys(config, slug, algorithm)
+    except ServiceError as error:
+        raise click.ClickException(error.message) from None
+    result = {"org": slug, "issuer": config.issuer(slug), "admin_key": admin_key}
+    if as_json:
+        click.echo(json.dumps(result))
+    else:
+        click.echo(f"organization {slug}\nissuer       {result['issuer']}\nadmin key    {admin_key}  (shown once)")
+
+
+@cli.group()
+def key() -> None:
+    """API keys."""
+
+
+@key.command("create")
+@click.option("--org", "slug", required=True)
+@click.option("--role", required=True, type=click.Choice(["admin", "agent", "backend"]))
+@click.option("--label", default="")
+@click.option("--json", "as_json", is_flag=True, help='Print {"key", "role"}.')
+@click.option("--database")
+def key_create(slug: str, role: str, label: str, as_json: bool, database: str | None) -> None:
+    """Create an API key (shown once; only its hash is stored)."""
+    from .registry import create_api_key, get_organization
+
+    _open(_config(database))
+    organization = get_organization(slug)
+    if organization is None:
+        raise click.ClickException(f"No organization {slug!r}.")
+    secret = create_api_key(organization, role, label)
+    click.echo(json.dumps({"key": secret, "role": role}) if as_json else f"{role} key {secret}  (shown once)")
+
+
+@cli.command("mock-backend", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.pass_context
+def mock_backend(ctx: click.Context) -> None:
+    """Run the mock backend (see `toolgate mock-backend --help`)."""
+    from mock_backend.cli import main as mock_main
+
+    sys.exit(mock_main(list(ctx.args)))
+
+
+@cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []})
+@click.pass_context
+def conformance(ctx: click.Context) -> None:
+    """Run the conformance suites (`toolgate conformance --help`)."""
+    from conformance.cli import main as conformance_main
+
+    sys.exit(conformance_main(list(ctx.args)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    try:
+        cli.main(args=argv, prog_name="toolgate", standalone_mode=False)
+    except click.ClickException as error:
+        error.show()
+        return error.exit_code
+    except click.exceptions.Exit as done:
+        return done.exit_code
+    except click.Abort:
+        return 1
+    except SystemExit as done:
+        return done.code if isinstance(done.code, int) else 1
+    return 0

@@ -1,0 +1,55 @@
+"""Every setting, read once from the environment (or given by the CLI or a test), typed."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from typing import Mapping
+
+DEFAULT_DATABASE_URL = "sqlite:///toolgate.db"
+DEFAULT_PUBLIC_URL = "http://127.0.0.1:8080"
+
+
+@dataclass(frozen=True)
+class Config:
+    """The service's settings. Build with `Config.from_env()`; override with `dataclasses.replace`."""
+
+    database_url: str = DEFAULT_DATABASE_URL
+    #: Base of every organization's issuer: `{public_url}/orgs/{slug}`.
+    public_url: str = DEFAULT_PUBLIC_URL
+    #: CIDRs the dispatcher may reach besides public addresses (empty: public only).
+    allowed_networks: tuple[str, ...] = ()
+    #: Encrypts private signing keys at rest. Required to sign anything.
+    secret_key: str = ""
+    model_provider: str = "openai"
+    model_base_url: str = ""
+    model: str = ""
+    model_api_key: str = ""
+    #: Days a call record is kept before `toolgate calls purge` removes it.
+    call_retention_days: int = 30
+    #: Extra Flask settings (tests use this for TESTING and the like).
+    flask: Mapping[str, object] = field(default_factory=dict)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> "Config":
+        """Read every TOOLGATE_* variable once; unset ones keep their defaults."""
+        env = os.environ if environ is None else environ
+        networks = tuple(n.strip() for n in env.get("TOOLGATE_ALLOWED_NETWORKS", "").split(",") if n.strip())
+        return cls(
+            database_url=env.get("TOOLGATE_DATABASE_URL", DEFAULT_DATABASE_URL),
+            public_url=env.get("TOOLGATE_PUBLIC_URL", DEFAULT_PUBLIC_URL).rstrip("/"),
+            allowed_networks=networks,
+            secret_key=env.get("TOOLGATE_SECRET_KEY", ""),
+            model_provider=env.get("TOOLGATE_MODEL_PROVIDER", "openai"),
+            model_base_url=env.get("TOOLGATE_MODEL_BASE_URL", ""),
+            model=env.get("TOOLGATE_MODEL", ""),
+            model_api_key=env.get("TOOLGATE_MODEL_API_KEY", ""),
+            call_retention_days=int(env.get("TOOLGATE_CALL_RETENTION_DAYS", "30")),
+        )
+
+    def with_overrides(self, **changes: object) -> "Config":
+        """A copy with the given settings changed (None values are ignored)."""
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    def issuer(self, org_slug: str) -> str:
+        """An organization's issuer URL: its keys live at `{issuer}/.well-known/jwks.json`."""
+        return f"{self.public_url}/orgs/{org_slug}"

@@ -1,0 +1,69 @@
+"""Errors as values: one shape for every refusal, defined once.
+
+A `Violation` is one broken rule (field, stable rule id, the spec's sentence). A `ServiceError`
+carries an HTTP status, a stable code, a message and any violations; the API, the MCP server,
+the dashboard and the conformance kit all render these same values.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken rule: which field, which rule (a stable kebab id) and the spec's sentence."""
+
+    field: str
+    rule: str
+    message: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"field": self.field, "rule": self.rule, "message": self.message}
+
+
+@dataclass
+class ServiceError(Exception):
+    """A refusal with an HTTP status, a stable code and a human sentence."""
+
+    status: int
+    code: str
+    message: str
+    violations: list[Violation] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        super().__init__(self.message)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The one JSON error shape: every violation listed, or a single error naming the code."""
+        errors = self.violations or [Violation(field="", rule=self.code, message=self.message)]
+        return {"code": self.code, "message": self.message, "errors": [v.to_dict() for v in errors]}
+
+
+def invalid(violations: list[Violation]) -> ServiceError:
+    """422 with every violated rule at once."""
+    return ServiceError(422, "invalid", "The definition breaks one or more rules.", list(violations))
+
+
+def conflict(violation: Violation) -> ServiceError:
+    """409 for a uniqueness clash such as a taken tool name."""
+    return ServiceError(409, violation.rule, violation.message, [violation])
+
+
+def not_found(what: str = "resource") -> ServiceError:
+    """404: missing, or another organization's (the two are never told apart)."""
+    return ServiceError(404, "not-found", f"No such {what}.")
+
+
+def forbidden(message: str = "This key's role may not do that.") -> ServiceError:
+    return ServiceError(403, "forbidden", message)
+
+
+def unauthorized(message: str = "Missing or invalid credentials.") -> ServiceError:
+    return ServiceError(401, "unauthorized", message)
+
+
+def precondition_failed() -> ServiceError:
+    return ServiceError(
+        412, "stale-draft", "The draft has changed since you read it; reload it and save again."
+    )

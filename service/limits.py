@@ -1,0 +1,43 @@
+"""The spec's numbers, each named once.
+
+Every other module imports these; a literal 10, 16384 or 30 anywhere else is a bug.
+"""
+
+#: A tool call that has not answered by then is aborted and treated as a timeout
+#: ("Tools should respond within ten seconds"). Covers DNS, connect, headers and body.
+CALL_DEADLINE_SECONDS = 10.0
+
+#: Part of the call deadline given to name resolution, so a resolver that never
+#: answers fails the call as a transport error rather than eating the whole budget.
+DNS_BUDGET_SECONDS = 5.0
+
+#: "Successful responses should stay below 16 KB (16,384 characters)." Exactly this many passes.
+RESPONSE_CAP_CHARS = 16_384
+
+#: A call assertion's `exp` is `iat` plus this ("thirty seconds after the call is minted").
+ASSERTION_LIFETIME_SECONDS = 30
+
+#: A session token lives at most this long ("a token's claims can be up to thirty minutes old").
+SESSION_TOKEN_MAX_SECONDS = 1_800
+
+#: Clock skew a verifier tolerates, in seconds (RFC 8725: keep leeway to a few seconds).
+CLOCK_SKEW_SECONDS = 5
+
+#: How many calls of one step run at once; a step larger than this queues the rest.
+STEP_POOL_SIZE = 500
+
+#: How many calls one model step may ask for.
+MAX_CALLS_PER_STEP = 500
+
+# Bounds on what a model may send, so a hostile value cannot grow a request without limit.
+MAX_URL_CHARS = 8_192
+MAX_STRING_ARGUMENT_CHARS = 16_384
+MAX_ARRAY_ARGUMENT_ITEMS = 1_000
+MAX_BODY_BYTES = 262_144
+
+# Bounds on a definition, so a registry write cannot grow without limit.
+MAX_TOOL_NAME_CHARS = 64
+MAX_DESCRIPTION_CHARS = 4_096
+MAX_DISPLAY_NAME_CHARS = 200
+MAX_PARAMETERS = 64
+MAX_REQUEST_BYTES = 1_048_576

@@ -1,0 +1,160 @@
+"""peewee models: the tables, and nothing else.
+
+The schema itself is created by the numbered migrations in `service/migrations`; these classes only map rows.
+Uniqueness and immutability are enforced by the database (unique indexes, triggers that refuse updates of published
+rows), not only by the code.
+"""
+from __future__ import annotations
+
+import json
+import time
+
+from peewee import (
+    BooleanField,
+    CharField,
+    DoubleField,
+    ForeignKeyField,
+    IntegerField,
+    Model,
+    TextField,
+)
+
+from .database import db
+
+
+def now() -> float:
+    return time.time()
+
+
+class JSONField(TextField):
+    """JSON stored as text: portable across SQLite and PostgreSQL, compared as written."""
+
+    def db_value(self, value):
+        return None if value is None else json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+    def python_value(self, value):
+        return None if value is None else json.loads(value)
+
+
+class BaseModel(Model):
+    class Meta:
+        database = db
+        legacy_table_names = False
+
+
+class Organization(BaseModel):
+    slug = CharField(unique=True)
+    algorithm = CharField(default="ES256")
+    created_at = DoubleField(default=now)
+
+
+class ApiKey(BaseModel):
+    organization = ForeignKeyField(Organization, backref="api_keys", on_delete="CASCADE")
+    #: The public half of the key, used to find the row; the secret half is only ever hashed.
+    key_id = CharField(unique=True)
+    secret_hash = CharField()
+    role = CharField()
+    label = CharField(default="")
+    created_at = DoubleField(default=now)
+    revoked_at = DoubleField(null=True)
+
+
+class SigningKeyRow(BaseModel):
+    organization = ForeignKeyField(Organization, backref="signing_keys", on_delete="CASCADE")
+    kid = CharField(unique=True)
+    alg = CharField()
+    sealed_private_key = TextField()
+    created_at = DoubleField()
+    retired_at = DoubleField(null=True)
+
+    class Meta:
+        table_name = "signing_key"
+
+
+class Project(BaseModel):
+    organization = ForeignKeyField(Organization, backref="projects", on_delete="CASCADE")
+    name = CharField()
+    created_at = DoubleField(default=now)
+
+    class Meta:
+        indexes = ((("organization", "name"), True),)
+
+
+class Tool(BaseModel):
+    organization = ForeignKeyField(Organization, backref="tools", on_delete="CASCADE")
+    #: Unique across the organization, org-wide and project tools alike; never changes.
+    name = CharField()
+    display_name = CharField()
+    project = ForeignKeyField(Project, null=True, backref="own_tools", on_delete="RESTRICT")
+    created_at = DoubleField(default=now)
+
+    class Meta:
+        indexes = ((("organization", "name"), True),)
+
+
+class ToolDraft(BaseModel):
+    """The one draft of a tool, saved in place. `revision` grows on every save and backs the ETag."""
+
+    tool = ForeignKeyField(Tool, unique=True, backref="drafts", on_delete="CASCADE")
+    definition = JSONField()
+    revision = IntegerField(default=1)
+    based_on = IntegerField(null=True)  # the published version it was copied from
+    updated_at = DoubleField(default=now)
+    updated_by = CharField(default="")
+
+
+class ToolVersion(BaseModel):
+    """A published, immutable version. A database trigger refuses any update."""
+
+    tool = ForeignKeyField(Tool, backref="versions", on_delete="CASCADE")
+    number = IntegerField()
+    definition = JSONField()
+    published_at = DoubleField(default=now)
+    published_by = CharField(default="")
+
+    class Meta:
+        indexes = ((("tool", "number"), True),)
+
+
+class ProjectDraft(BaseModel):
+    project = ForeignKeyField(Project, unique=True, backref="drafts", on_delete="CASCADE")
+    #: [{"tool": name, "version": N or "draft"}]
+    pins = JSONField()
+    revision = IntegerField(default=1)
+    updated_at = DoubleField(default=now)
+    updated_by = CharField(default="")
+
+
+class ProjectVersion(BaseModel):
+    project = ForeignKeyField(Project, backref="versions", on_delete="CASCADE")
+    number = IntegerField()
+    published_at = DoubleField(default=now)
+    published_by = CharField(default="")
+
+    class Meta:
+        indexes = ((("project", "number"), True),)
+
+
+class Pin(BaseModel):
+    """One published tool version pinned by one published project version."""
+
+    project_version = ForeignKeyField(ProjectVersion, backref="pins", on_delete="CASCADE")
+    tool_version = ForeignKeyField(ToolVersion, backref="pinned_by", on_delete="RESTRICT")
+    tool = ForeignKeyField(Tool, on_delete="RESTRICT")
+
+    class Meta:
+        indexes = ((("project_version", "tool"), True),)
+
+
+REGISTRY_MODELS = [
+    Organization,
+    ApiKey,
+    SigningKeyRow,
+    Project,
+    Tool,
+    ToolDraft,
+    ToolVersion,
+    ProjectDraft,
+    ProjectVersion,
+    Pin,
+]

@@ -1,0 +1,40 @@
+"""The registry: tool definitions and every rule, drafts and published versions, projects and pins.
+
+Plain Python over the models; no Flask. The API, the MCP server and the dashboard all call these functions.
+"""
+from .organizations import (
+    ROLES,
+    Principal,
+    authenticate_api_key,
+    create_api_key,
+    create_organization,
+    get_organization,
+    looks_like_api_key,
+)
+from .projects import (
+    create_project,
+    get_project,
+    list_projects,
+    project_view,
+    publish_project,
+    save_project_draft,
+    start_project_draft,
+)
+from .rules import RULES, check_definition
+from .tools import (
+    definition_of,
+    etag,
+    get_tool,
+    get_version,
+    list_tools,
+    publish_tool,
+    published_read_only,
+    register_tool,
+    relabel,
+    save_draft,
+    start_draft,
+    tool_view,
+    version_view,
+)
+
+__all__ = [name for name in dir() if not name.startswith("_")]

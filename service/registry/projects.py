@@ -1,0 +1,160 @@
+"""Projects: one draft version of pins, published versions that pin only published tool versions.
+
+Publishing a project version publishes every tool draft it pins first, then freezes itself, all in one transaction:
+if anything is wrong, nothing is published and the answer lists every problem.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from peewee import fn
+
+from ..database import write_transaction
+from ..errors import ServiceError, Violation, invalid, not_found
+from ..models import Organization, Pin, Project, ProjectDraft, ProjectVersion, Tool, ToolVersion, now
+from .rules import check_definition, violation
+from .tools import draft_of, publish_draft_in_transaction, refusal, unique_or
+
+PROJECT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+DRAFT = "draft"
+
+
+def get_project(organization: Organization, name: str) -> Project:
+    project = Project.get_or_none(Project.organization == organization, Project.name == name)
+    if project is None:
+        raise not_found("project")
+    return project
+
+
+def list_projects(organization: Organization) -> list[Project]:
+    return list(Project.select().where(Project.organization == organization).order_by(Project.name))
+
+
+def create_project(organization: Organization, name: Any, actor: str) -> Project:
+    """A project with an empty draft version."""
+    if not isinstance(name, str) or not PROJECT_NAME.match(name):
+        raise invalid([Violation("name", "project-name-format",
+                                 "A project name uses letters, digits, hyphens, and underscores, "
+                                 "and starts with a letter or digit.")])
+    taken = violation("name", "project-name-taken")
+    with unique_or(taken), write_transaction():
+        if Project.select().where(Project.organization == organization, Project.name == name).exists():
+            raise ServiceError(409, taken.rule, taken.message, [taken])
+        project = Project.create(organization=organization, name=name, created_at=now())
+        ProjectDraft.create(project=project, pins=[], revision=1, updated_at=now(), updated_by=actor)
+    return project
+
+
+def project_draft(project: Project) -> ProjectDraft | None:
+    return ProjectDraft.get_or_none(ProjectDraft.project == project)
+
+
+def start_project_draft(organization: Organization, name: str, actor: str) -> ProjectDraft:
+    """A new draft version copying the latest published version's pins."""
+    project = get_project(organization, name)
+    with unique_or(violation("", "project-draft-exists")), write_transaction():
+        if project_draft(project) is not None:
+            raise refusal("project-draft-exists")
+        latest = project.versions.order_by(ProjectVersion.number.desc()).first()
+        pins = [] if latest is None else [
+            {"tool": pin.tool.name, "version": pin.tool_version.number} for pin in latest.pins.order_by(Pin.id)]
+        return ProjectDraft.create(project=project, pins=pins, revision=1, updated_at=now(), updated_by=actor)
+
+
+def check_pins(project: Project, pins: Any, *, publishing: bool = False) -> list[Violation]:
+    """Every problem with a list of pins: unknown tools or versions, another project's tool, duplicates."""
+    if not isinstance(pins, list):
+        return [violation("pins", "field-type")]
+    found: list[Violation] = []
+    seen: set[str] = set()
+    for i, pin in enumerate(pins):
+        field = f"pins[{i}]"
+        if not isinstance(pin, dict) or not isinstance(pin.get("tool"), str):
+            found.append(violation(f"{field}.tool", "field-required"))
+            continue
+        unknown = set(pin) - {"tool", "version"}
+        found.extend(violation(f"{field}.{k}", "field-unknown") for k in sorted(unknown))
+        tool = Tool.get_or_none(Tool.organization == project.organization_id, Tool.name == pin["tool"])
+        if tool is None:
+            found.append(violation(f"{field}.tool", "pin-unknown-tool"))
+            continue
+        if tool.name in seen:
+            found.append(violation(f"{field}.tool", "pin-duplicate"))
+        seen.add(tool.name)
+        if tool.project_id is not None and tool.project_id != project.id:
+            found.append(violation(f"{field}.tool", "pin-other-project"))
+        version = pin.get("version")
+        if version == DRAFT:
+            draft = draft_of(tool)
+            if draft is None:
+                found.append(violation(f"{field}.version", "pin-no-draft"))
+            elif publishing:
+                _, problems = check_definition(draft.definition)
+                found.extend(Violation(f"{field}.{v.field}", v.rule, v.message) for v in problems)
+        elif isinstance(version, int) and not isinstance(version, bool):
+            if not ToolVersion.select().where(ToolVersion.tool == tool, ToolVersion.number == version).exists():
+                found.append(violation(f"{field}.version", "pin-unknown-version"))
+        else:
+            found.append(violation(f"{field}.version", "pin-version-format"))
+    return found
+
+
+def save_project_draft(organization: Organization, name: str, pins: Any, actor: str) -> ProjectDraft:
+    """Replace the draft version's pins, refusing every bad pin at once."""
+    project = get_project(organization, name)
+    found = check_pins(project, pins)
+    if found:
+        raise invalid(found)
+    with write_transaction():
+        draft = project_draft(project)
+        if draft is None:
+            raise refusal("project-no-draft")
+        ProjectDraft.update(pins=pins, revision=ProjectDraft.revision + 1, updated_at=now(),
+                            updated_by=actor).where(ProjectDraft.id == draft.id).execute()
+    return project_draft(project)
+
+
+def publish_project(organization: Organization, name: str, actor: str) -> ProjectVersion:
+    """Publish every pinned tool draft, then freeze the project version; all or nothing."""
+    project = get_project(organization, name)
+    with unique_or(violation("", "project-no-draft")), write_transaction():
+        draft = project_draft(project)
+        if draft is None:
+            raise refusal("project-no-draft")
+        found = check_pins(project, draft.pins, publishing=True)
+        if found:
+            raise invalid(found)
+        pinned: list[tuple[Tool, ToolVersion]] = []
+        for pin in draft.pins:
+            tool = Tool.get(Tool.organization == organization, Tool.name == pin["tool"])
+            if pin["version"] == DRAFT:
+                version = publish_draft_in_transaction(tool, actor)
+            else:
+                version = ToolVersion.get(ToolVersion.tool == tool, ToolVersion.number == pin["version"])
+            pinned.append((tool, version))
+        number = (ProjectVersion.select(fn.MAX(ProjectVersion.number))
+                  .where(ProjectVersion.project == project).scalar() or 0) + 1
+        project_version = ProjectVersion.create(project=project, number=number, published_at=now(),
+                                                published_by=actor)
+        for tool, version in pinned:
+            Pin.create(project_version=project_version, tool_version=version, tool=tool)
+        if ProjectDraft.delete().where(ProjectDraft.id == draft.id,
+                                       ProjectDraft.revision == draft.revision).execute() != 1:
+            raise refusal("project-no-draft")
+    return project_version
+
+
+def project_view(project: Project) -> dict[str, Any]:
+    """A project as the API shows it: its draft pins and its published versions with their pins."""
+    draft = project_draft(project)
+    return {
+        "name": project.name,
+        "draft": None if draft is None else {"pins": draft.pins, "revision": draft.revision,
+                                             "updated_at": draft.updated_at, "updated_by": draft.updated_by},
+        "versions": [
+            {"version": v.number, "published_at": v.published_at, "published_by": v.published_by,
+             "pins": [{"tool": p.tool.name, "version": p.tool_version.number} for p in v.pins.order_by(Pin.id)]}
+            for v in project.versions.order_by(ProjectVersion.number)
+        ],
+    }

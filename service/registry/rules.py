@@ -1,0 +1,297 @@
+"""Every rule a tool definition must hold, as plain functions over plain data.
+
+`RULES` maps each stable rule id to its sentence: the spec's own, word for word, where the spec words the rule, and
+a sentence of the same style, fixed here once, where it does not. The API, the MCP server, the dashboard and the
+conformance data all take their messages from this table.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..definition import (
+    BODY_METHODS,
+    ELEMENT_TYPES,
+    LOCATIONS,
+    METHODS,
+    SCALAR_TYPES,
+    SCOPES,
+    SUBJECT,
+    TYPES,
+    Parameter,
+    ToolDefinition,
+)
+from ..errors import Violation
+from .. import limits
+
+RULES: dict[str, str] = {
+    # The spec's failure modes, word for word.
+    "name-taken": "A tool with this name already exists.",
+    "duplicate-parameter": "A parameter with this name already exists on this tool.",
+    "per-user-needs-subject": "A per-user tool needs a subject parameter.",
+    "subject-must-be-string": "The subject parameter must be a string.",
+    "session-start-only-subject": "A tool that runs at session start may declare only the subject parameter.",
+    "body-needs-body-method": "A GET or DELETE request cannot carry a body parameter.",
+    "path-needs-placeholder": "A path parameter needs a matching placeholder in the URL.",
+    "type-location-mismatch": "This type cannot ride in that location.",
+    "array-needs-element-type": "An array parameter must say what its elements are.",
+    "element-type-only-on-array": "Only an array parameter has an element type.",
+    # Rules the spec states without a sentence, worded here once in the same style.
+    "name-format": "A tool name uses only letters, digits, and underscores, and does not start with a digit.",
+    "parameter-name-format": "A parameter name uses only letters, digits, and underscores, and does not start with a digit.",
+    "shared-has-no-subject": "A shared tool takes no subject parameter.",
+    "subject-spelling": "The subject parameter is spelled subject, in lower case.",
+    "placeholder-needs-parameter": "A placeholder in the URL needs a path parameter of the same name.",
+    "placeholder-outside-path": "A placeholder can stand only in the URL's path.",
+    "path-parameter-required": "A path parameter is always required, since the URL cannot be built without it.",
+    "url-format": "The URL must be an absolute http or https address, with no user info and no fragment.",
+    "method-unsupported": "The method must be one of GET, POST, PUT, PATCH, or DELETE.",
+    "scope-unsupported": "The scope must be shared or per_user.",
+    "type-unsupported": "The type must be one of string, number, boolean, array, or object.",
+    "location-unsupported": "The location must be one of query, path, or body.",
+    "element-type-unsupported": "The element type must be one of string, number, or boolean.",
+    "description-required": "A tool needs a description, written for the model.",
+    "field-required": "This field is required.",
+    "field-type": "This field has the wrong type.",
+    "field-unknown": "This field is not part of a tool definition.",
+    "field-too-long": "This field is longer than the platform allows.",
+    "entitlement-format": "An entitlement is one claim, such as products:write, with no spaces.",
+    "too-many-parameters": f"A tool can declare at most {limits.MAX_PARAMETERS} parameters.",
+    "name-immutable": "A tool's name is set when it is registered and cannot change afterward.",
+    "published-read-only": "A published version is read-only. Start a new draft to change it.",
+    # Drafts, versions, projects and pins.
+    "no-draft": "This tool has no draft. Start a new draft to change it.",
+    "draft-exists": "This tool already has a draft. Save that draft instead of starting another.",
+    "no-published-version": "This tool has no published version to start a draft from.",
+    "project-immutable": "A tool's project is set when it is registered and cannot change afterward.",
+    "project-unknown": "No project with this name exists in this organization.",
+    "project-name-taken": "A project with this name already exists.",
+    "project-no-draft": "This project has no draft version. Start a new draft to change its pins.",
+    "project-draft-exists": "This project already has a draft version.",
+    "pin-unknown-tool": "No tool with this name exists in this organization.",
+    "pin-unknown-version": "This tool has no published version with that number.",
+    "pin-no-draft": "This tool has no draft to pin.",
+    "pin-other-project": "A project-specific tool can be pinned only by its own project.",
+    "pin-duplicate": "A project version pins each tool once.",
+    "pin-version-format": "A pin's version is a published version number or \"draft\".",
+    "display-name-format": "A display name is free text of at most 200 characters.",
+}
+
+NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+ENTITLEMENT_PATTERN = re.compile(r"^[\x21-\x7e]+$")
+PLACEHOLDER_PATTERN = re.compile(r"\{([^{}]*)\}")
+
+DEFINITION_FIELDS = {
+    "name", "description", "method", "url", "scope", "runs_at_session_start", "required_entitlement", "parameters",
+}
+PARAMETER_FIELDS = {"name", "type", "location", "required", "description", "element_type"}
+
+
+def violation(field: str, rule: str) -> Violation:
+    """The violation of `rule` on `field`, with the rule's one sentence."""
+    return Violation(field=field, rule=rule, message=RULES[rule])
+
+
+def placeholders(url: str) -> list[str]:
+    """The `{name}` placeholders of a URL, in order."""
+    return PLACEHOLDER_PATTERN.findall(url)
+
+
+def check_definition(data: Any, *, extra_fields: frozenset[str] = frozenset()) -> tuple[ToolDefinition | None, list[Violation]]:
+    """Validate raw definition data; return the definition and every violation at once (the definition only if none).
+
+    `extra_fields` names keys the caller handles itself (display_name, project) so they are not reported unknown.
+    """
+    if not isinstance(data, dict):
+        return None, [violation("", "field-type")]
+    found: list[Violation] = []
+    for key in sorted(set(data) - DEFINITION_FIELDS - extra_fields):
+        found.append(violation(key, "field-unknown"))
+
+    name = _string(data, "name", found, required=True, max_chars=limits.MAX_TOOL_NAME_CHARS)
+    if name and not NAME_PATTERN.match(name):
+        found.append(violation("name", "name-format"))
+    description = _string(data, "description", found, required=False, max_chars=limits.MAX_DESCRIPTION_CHARS)
+    if not (description or "").strip() and not _has(found, "description"):
+        found.append(violation("description", "description-required"))
+    method = _string(data, "method", found, required=True)
+    if method is not None and method not in METHODS:
+        found.append(violation("method", "method-unsupported"))
+    url = _string(data, "url", found, required=True, max_chars=limits.MAX_URL_CHARS)
+    if url is not None:
+        found.extend(_check_url(url))
+    scope = _string(data, "scope", found, required=False) or "shared"
+    if scope not in SCOPES:
+        found.append(violation("scope", "scope-unsupported"))
+    session_start = data.get("runs_at_session_start", False)
+    if not isinstance(session_start, bool):
+        found.append(violation("runs_at_session_start", "field-type"))
+        session_start = False
+    entitlement = _string(data, "required_entitlement", found, required=False, max_chars=200)
+    if entitlement == "":
+        entitlement = None
+    if entitlement is not None and not ENTITLEMENT_PATTERN.match(entitlement):
+        found.append(violation("required_entitlement", "entitlement-format"))
+
+    raw_parameters = data.get("parameters", [])
+    if raw_parameters is None:
+        raw_parameters = []
+    if not isinstance(raw_parameters, list):
+        found.append(violation("parameters", "field-type"))
+        raw_parameters = []
+    if len(raw_parameters) > limits.MAX_PARAMETERS:
+        found.append(violation("parameters", "too-many-parameters"))
+    parameters = [_check_parameter(i, p, found) for i, p in enumerate(raw_parameters)]
+    given = [p for p in parameters if p is not None]
+
+    found.extend(_check_together(method, url, scope, session_start, given, parameters))
+    if found:
+        return None, found
+    definition = ToolDefinition(
+        name=name,
+        description=description,
+        method=method,
+        url=url,
+        scope=scope,
+        runs_at_session_start=session_start,
+        required_entitlement=entitlement,
+        parameters=tuple(given),
+    )
+    return definition, []
+
+
+def _check_together(method, url, scope, session_start, given, parameters) -> list[Violation]:
+    """The rules that relate fields to each other (the spec's 'Save validates them together')."""
+    found: list[Violation] = []
+    index = {id(p): i for i, p in enumerate(parameters) if p is not None}
+    field = lambda p, name: f"parameters[{index[id(p)]}].{name}"  # noqa: E731
+
+    seen: set[str] = set()
+    for p in given:
+        if p.name in seen:
+            found.append(violation(field(p, "name"), "duplicate-parameter"))
+        seen.add(p.name)
+        if p.name != SUBJECT and p.name.lower() == SUBJECT:
+            found.append(violation(field(p, "name"), "subject-spelling"))
+        if p.location == "body" and method in ("GET", "DELETE"):
+            found.append(violation(field(p, "location"), "body-needs-body-method"))
+        if p.location in ("query", "path") and p.type in ("array", "object"):
+            found.append(violation(field(p, "location"), "type-location-mismatch"))
+        if p.location == "path":
+            if url is not None and p.name not in placeholders(url):
+                found.append(violation(field(p, "location"), "path-needs-placeholder"))
+            if not p.required:
+                found.append(violation(field(p, "required"), "path-parameter-required"))
+
+    subjects = [p for p in given if p.is_subject]
+    for p in subjects:
+        if p.type != "string":
+            found.append(violation(field(p, "type"), "subject-must-be-string"))
+        if scope == "shared":
+            found.append(violation(field(p, "name"), "shared-has-no-subject"))
+    if scope == "per_user" and not subjects:
+        found.append(violation("parameters", "per-user-needs-subject"))
+    if session_start:
+        for p in given:
+            if not p.is_subject:
+                found.append(violation(field(p, "name"), "session-start-only-subject"))
+
+    if url is not None:
+        path_names = {p.name for p in given if p.location == "path"}
+        for name in dict.fromkeys(placeholders(url)):
+            if name not in path_names and not _placeholder_outside_path(url, name):
+                found.append(violation("url", "placeholder-needs-parameter"))
+    return found
+
+
+def _check_parameter(i: int, data: Any, found: list[Violation]) -> Parameter | None:
+    prefix = f"parameters[{i}]"
+    if not isinstance(data, dict):
+        found.append(violation(prefix, "field-type"))
+        return None
+    before = len(found)
+    for key in sorted(set(data) - PARAMETER_FIELDS):
+        found.append(violation(f"{prefix}.{key}", "field-unknown"))
+    name = _string(data, "name", found, required=True, prefix=prefix, max_chars=limits.MAX_TOOL_NAME_CHARS)
+    if name is not None and not NAME_PATTERN.match(name):
+        found.append(violation(f"{prefix}.name", "parameter-name-format"))
+    is_subject = name == SUBJECT
+    # The editor fixes the subject's type to string; a definition that leaves it out gets that type.
+    type_ = _string(data, "type", found, required=not is_subject, prefix=prefix) or ("string" if is_subject else None)
+    if type_ is not None and type_ not in TYPES:
+        found.append(violation(f"{prefix}.type", "type-unsupported"))
+    location = _string(data, "location", found, required=False, prefix=prefix)
+    if location is None:
+        # The editor pins an array or object to the body; anything else defaults to the query string.
+        location = "body" if type_ in ("array", "object") else "query"
+    elif location not in LOCATIONS:
+        found.append(violation(f"{prefix}.location", "location-unsupported"))
+    element_type = _string(data, "element_type", found, required=False, prefix=prefix)
+    if type_ == "array" and element_type is None and not _has(found, f"{prefix}.element_type"):
+        found.append(violation(f"{prefix}.element_type", "array-needs-element-type"))
+    if element_type is not None:
+        if type_ != "array":
+            found.append(violation(f"{prefix}.element_type", "element-type-only-on-array"))
+        elif element_type not in ELEMENT_TYPES:
+            found.append(violation(f"{prefix}.element_type", "element-type-unsupported"))
+    required = data.get("required", True)
+    if not isinstance(required, bool):
+        found.append(violation(f"{prefix}.required", "field-type"))
+    description = _string(data, "description", found, required=False, prefix=prefix,
+                          max_chars=limits.MAX_DESCRIPTION_CHARS) or ""
+    if len(found) > before and (name is None or type_ not in TYPES or location not in LOCATIONS):
+        return None
+    return Parameter(
+        name=name,
+        type=type_,
+        location=location,
+        required=required if isinstance(required, bool) else True,
+        description=description,
+        element_type=element_type if type_ == "array" else None,
+    )
+
+
+def _check_url(url: str) -> list[Violation]:
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises on a malformed port
+    except ValueError:
+        return [violation("url", "url-format")]
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.username is not None
+        or parts.password is not None
+        or "#" in url
+        or any(ch.isspace() for ch in url)
+    ):
+        return [violation("url", "url-format")]
+    if PLACEHOLDER_PATTERN.search(parts.netloc) or PLACEHOLDER_PATTERN.search(parts.query):
+        return [violation("url", "placeholder-outside-path")]
+    return []
+
+
+def _placeholder_outside_path(url: str, name: str) -> bool:
+    return f"{{{name}}}" not in urlsplit(url).path
+
+
+def _string(data, key, found, *, required, prefix="", max_chars=None):
+    field = f"{prefix}.{key}" if prefix else key
+    value = data.get(key)
+    if value is None:
+        if required:
+            found.append(violation(field, "field-required"))
+        return None
+    if not isinstance(value, str):
+        found.append(violation(field, "field-type"))
+        return None
+    if max_chars is not None and len(value) > max_chars:
+        found.append(violation(field, "field-too-long"))
+        return None
+    return value
+
+
+def _has(found: list[Violation], field: str) -> bool:
+    return any(v.field == field for v in found)
+

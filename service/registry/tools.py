@@ -1,0 +1,220 @@
+"""Tools: register, save the one draft in place, publish immutable versions, start a new draft, relabel.
+
+Every write runs in one transaction; races are settled by the database's unique indexes (one winner, a clean 409).
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from peewee import IntegrityError, fn
+
+from ..database import write_transaction
+from ..definition import ToolDefinition
+from ..errors import ServiceError, Violation, conflict, invalid, not_found, precondition_failed
+from ..models import Organization, Project, Tool, ToolDraft, ToolVersion, now
+from .. import limits
+from .rules import check_definition, violation
+
+REGISTRATION_FIELDS = frozenset({"display_name", "project"})
+
+
+def refusal(rule: str, status: int = 409, field: str = "") -> ServiceError:
+    """A lifecycle refusal carrying the rule's one sentence."""
+    v = violation(field, rule)
+    return ServiceError(status, rule, v.message, [v])
+
+
+@contextmanager
+def unique_or(v: Violation) -> Iterator[None]:
+    """Turn the database's unique-index refusal into the 409 this write means."""
+    try:
+        yield
+    except IntegrityError:
+        raise conflict(v) from None
+
+
+def get_tool(organization: Organization, name: str) -> Tool:
+    """The organization's tool of that name, or 404 (another organization's tool is simply not found)."""
+    tool = Tool.get_or_none(Tool.organization == organization, Tool.name == name)
+    if tool is None:
+        raise not_found("tool")
+    return tool
+
+
+def list_tools(organization: Organization, project: str | None = None) -> list[Tool]:
+    query = Tool.select().where(Tool.organization == organization).order_by(Tool.name)
+    if project is not None:
+        query = query.join(Project).where(Project.name == project)
+    return list(query)
+
+
+def draft_of(tool: Tool) -> ToolDraft | None:
+    return ToolDraft.get_or_none(ToolDraft.tool == tool)
+
+
+def latest_version(tool: Tool) -> ToolVersion | None:
+    return tool.versions.order_by(ToolVersion.number.desc()).first()
+
+
+def get_version(organization: Organization, name: str, number: int) -> ToolVersion:
+    version = ToolVersion.get_or_none(ToolVersion.tool == get_tool(organization, name), ToolVersion.number == number)
+    if version is None:
+        raise not_found("version")
+    return version
+
+
+def etag(draft: ToolDraft) -> str:
+    """The draft's entity tag: changes on every save."""
+    return f'"{draft.tool_id}.{draft.revision}"'
+
+
+def _display_name(value: Any, default: str, found: list[Violation]) -> str:
+    if value is None or value == "":
+        return default
+    if not isinstance(value, str) or len(value) > limits.MAX_DISPLAY_NAME_CHARS:
+        found.append(violation("display_name", "display-name-format"))
+        return default
+    return value
+
+
+def register_tool(organization: Organization, data: dict[str, Any], actor: str) -> Tool:
+    """Create the tool and its draft from a valid definition; every violation at once, or 409 for a taken name."""
+    definition, found = check_definition(data, extra_fields=REGISTRATION_FIELDS)
+    display_name = _display_name(data.get("display_name") if isinstance(data, dict) else None,
+                                 (definition.name if definition else ""), found)
+    project = None
+    project_name = data.get("project") if isinstance(data, dict) else None
+    if project_name is not None:
+        project = Project.get_or_none(Project.organization == organization, Project.name == project_name)
+        if project is None:
+            found.append(violation("project", "project-unknown"))
+    if found:
+        raise invalid(found)
+    taken = violation("name", "name-taken")
+    with unique_or(taken), write_transaction():
+        if Tool.select().where(Tool.organization == organization, Tool.name == definition.name).exists():
+            raise conflict(taken)
+        tool = Tool.create(organization=organization, name=definition.name, display_name=display_name,
+                           project=project, created_at=now())
+        ToolDraft.create(tool=tool, definition=definition.to_dict(), revision=1, updated_at=now(), updated_by=actor)
+    return tool
+
+
+def save_draft(organization: Organization, name: str, data: dict[str, Any], actor: str,
+               if_match: str | None = None) -> ToolDraft:
+    """Save the one draft in place, validating everything together. `if_match` (an ETag) makes it conditional."""
+    tool = get_tool(organization, name)
+    if isinstance(data, dict):
+        data = {"name": tool.name, **data}
+    definition, found = check_definition(data, extra_fields=REGISTRATION_FIELDS)
+    if isinstance(data, dict):
+        if data.get("name") != tool.name:
+            found.append(violation("name", "name-immutable"))
+        project_name = tool.project.name if tool.project_id else None
+        if "project" in data and data["project"] != project_name:
+            found.append(violation("project", "project-immutable"))
+        display_name = _display_name(data.get("display_name"), tool.display_name, found)
+    if found:
+        raise invalid(found)
+    with write_transaction():
+        draft = draft_of(tool)
+        if draft is None:
+            raise refusal("no-draft")
+        query = ToolDraft.update(definition=definition.to_dict(), revision=ToolDraft.revision + 1,
+                                 updated_at=now(), updated_by=actor).where(ToolDraft.id == draft.id)
+        if if_match is not None:
+            # The check and the write are one statement, so two concurrent saves cannot both pass.
+            if if_match.strip() != etag(draft):
+                raise precondition_failed()
+            query = query.where(ToolDraft.revision == draft.revision)
+        if query.execute() != 1:
+            raise precondition_failed()
+        if "display_name" in data and display_name != tool.display_name:
+            Tool.update(display_name=display_name).where(Tool.id == tool.id).execute()
+    return draft_of(tool)
+
+
+def start_draft(organization: Organization, name: str, actor: str) -> ToolDraft:
+    """A new draft as a copy of the latest published version; at most one draft per tool."""
+    tool = get_tool(organization, name)
+    with unique_or(violation("", "draft-exists")), write_transaction():
+        if draft_of(tool) is not None:
+            raise refusal("draft-exists")
+        latest = latest_version(tool)
+        if latest is None:
+            raise refusal("no-published-version")
+        return ToolDraft.create(tool=tool, definition=latest.definition, revision=1, based_on=latest.number,
+                                updated_at=now(), updated_by=actor)
+
+
+def publish_draft_in_transaction(tool: Tool, actor: str) -> ToolVersion:
+    """Freeze the tool's draft into its next version. The caller holds the transaction."""
+    draft = draft_of(tool)
+    if draft is None:
+        raise refusal("no-draft")
+    _, found = check_definition(draft.definition)
+    if found:
+        raise invalid(found)
+    number = (ToolVersion.select(fn.MAX(ToolVersion.number)).where(ToolVersion.tool == tool).scalar() or 0) + 1
+    version = ToolVersion.create(tool=tool, number=number, definition=draft.definition, published_at=now(),
+                                 published_by=actor)
+    # Only the draft that was read may be consumed: a save or publish that slipped in makes this a conflict.
+    if ToolDraft.delete().where(ToolDraft.id == draft.id, ToolDraft.revision == draft.revision).execute() != 1:
+        raise refusal("no-draft")
+    return version
+
+
+def publish_tool(organization: Organization, name: str, actor: str) -> ToolVersion:
+    """Publish the draft as the next immutable version; of two concurrent publishes exactly one wins."""
+    tool = get_tool(organization, name)
+    with unique_or(violation("", "no-draft")), write_transaction():
+        return publish_draft_in_transaction(tool, actor)
+
+
+def relabel(organization: Organization, name: str, display_name: Any) -> Tool:
+    """Change the display name, any time, published or not; it is not versioned."""
+    tool = get_tool(organization, name)
+    found: list[Violation] = []
+    label = _display_name(display_name, tool.name, found)
+    if found:
+        raise invalid(found)
+    Tool.update(display_name=label).where(Tool.id == tool.id).execute()
+    return get_tool(organization, name)
+
+
+def definition_of(row: ToolDraft | ToolVersion) -> ToolDefinition:
+    return ToolDefinition.from_dict(row.definition)
+
+
+def tool_view(tool: Tool) -> dict[str, Any]:
+    """A tool as the API shows it: name, label, project, its draft (or null) and its published versions."""
+    draft = draft_of(tool)
+    return {
+        "name": tool.name,
+        "display_name": tool.display_name,
+        "project": tool.project.name if tool.project_id else None,
+        "draft": None if draft is None else {
+            "definition": draft.definition,
+            "revision": draft.revision,
+            "etag": etag(draft),
+            "based_on": draft.based_on,
+            "updated_at": draft.updated_at,
+            "updated_by": draft.updated_by,
+        },
+        "versions": [version_summary(v) for v in tool.versions.order_by(ToolVersion.number)],
+    }
+
+
+def version_summary(version: ToolVersion) -> dict[str, Any]:
+    return {"version": version.number, "published_at": version.published_at, "published_by": version.published_by}
+
+
+def version_view(version: ToolVersion) -> dict[str, Any]:
+    return {**version_summary(version), "name": version.tool.name, "definition": version.definition,
+            "read_only": True}
+
+
+def published_read_only() -> ServiceError:
+    """The refusal of any write aimed at a published version."""
+    return refusal("published-read-only")

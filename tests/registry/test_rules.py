@@ -1,0 +1,83 @@
+"""The rules as plain functions: every vector, and the spec's sentences word for word."""
+import re
+from pathlib import Path
+
+import pytest
+
+from service.registry.rules import RULES, check_definition
+
+from .vectors import ACCEPTED, REFUSED, as_set
+
+SPEC = Path(__file__).parents[3] / "shared" / "spec" / "defining-a-tool.txt"
+SPEC_WORDED_RULES = [
+    "name-taken", "duplicate-parameter", "per-user-needs-subject", "subject-must-be-string",
+    "session-start-only-subject", "body-needs-body-method", "path-needs-placeholder", "type-location-mismatch",
+    "array-needs-element-type", "element-type-only-on-array",
+]
+
+
+@pytest.mark.parametrize("vector", REFUSED, ids=[v["id"] for v in REFUSED])
+def test_refused_definition_reports_every_violation(vector):
+    definition, found = check_definition(vector["definition"])
+    assert definition is None
+    assert as_set(v.to_dict() for v in found) == as_set(vector["violations"])
+
+
+@pytest.mark.parametrize("vector", ACCEPTED, ids=[v["id"] for v in ACCEPTED])
+def test_nearest_valid_definition_is_accepted(vector):
+    definition, found = check_definition(vector["definition"])
+    assert found == []
+    assert definition.to_dict()["parameters"] == [
+        {"required": True, "description": "", **p} for p in vector["definition"]["parameters"]]
+
+
+@pytest.mark.skipif(not SPEC.exists(), reason="the shared spec is not beside this checkout")
+@pytest.mark.parametrize("rule", SPEC_WORDED_RULES)
+def test_message_is_the_spec_sentence_word_for_word(rule):
+    failure_modes = SPEC.read_text().split("Failure modes", 1)[1]
+    quoted = re.findall(r"^• “([^”]+)”", failure_modes, re.MULTILINE)
+    assert RULES[rule] in quoted
+
+
+def test_every_spec_failure_mode_has_a_rule():
+    if not SPEC.exists():
+        pytest.skip("the shared spec is not beside this checkout")
+    failure_modes = SPEC.read_text().split("Failure modes", 1)[1].split("Versions and drafts", 1)[0]
+    quoted = re.findall(r"^• “([^”]+)”", failure_modes, re.MULTILINE)
+    assert len(quoted) == 10
+    assert set(quoted) == {RULES[r] for r in SPEC_WORDED_RULES}
+
+
+def test_subject_type_defaults_to_string_when_left_out():
+    definition, found = check_definition({
+        "name": "get_profile", "description": "The profile.", "method": "GET", "scope": "per_user",
+        "url": "https://api.example.com/users/{subject}", "parameters": [{"name": "subject", "location": "path"}]})
+    assert found == []
+    assert definition.subject_parameter.type == "string"
+
+
+def test_array_without_location_is_pinned_to_the_body():
+    definition, found = check_definition({
+        "name": "add", "description": "Adds.", "method": "POST", "url": "https://api.example.com/cart",
+        "parameters": [{"name": "ids", "type": "array", "element_type": "string"}]})
+    assert found == []
+    assert definition.parameters[0].location == "body"
+
+
+def test_unknown_field_is_named():
+    _, found = check_definition({"name": "t", "description": "d", "method": "GET", "url": "https://a.example/x",
+                                 "colour": "red"})
+    assert [(v.field, v.rule) for v in found] == [("colour", "field-unknown")]
+
+
+def test_subject_in_another_case_is_refused():
+    _, found = check_definition({"name": "t", "description": "d", "method": "GET", "url": "https://a.example/x",
+                                 "parameters": [{"name": "Subject", "type": "string", "location": "query"}]})
+    assert [(v.field, v.rule) for v in found] == [("parameters[0].name", "subject-spelling")]
+
+
+def test_placeholder_in_host_is_refused():
+    _, found = check_definition({"name": "t", "description": "d", "method": "GET",
+                                 "url": "https://{tenant}.example.com/x",
+                                 "parameters": [{"name": "tenant", "type": "string", "location": "path"}]})
+    assert ("url", "placeholder-outside-path") in [(v.field, v.rule) for v in found]
