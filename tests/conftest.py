@@ -5,6 +5,10 @@ from gevent import monkey
 
 monkey.patch_all()
 
+from psycogreen.gevent import patch_psycopg  # noqa: E402
+
+patch_psycopg()  # PostgreSQL waits cooperate with gevent, as in `service.entry`
+
 import os  # noqa: E402
 import secrets  # noqa: E402
 from urllib.parse import quote  # noqa: E402

@@ -1,0 +1,33 @@
+# Two commands do all the set-up on a fresh clone: `make run` and `make test`.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+STATE := .toolgate
+HOST ?= 127.0.0.1
+PORT ?= 8080
+MOCK_PORT ?= 8090
+
+.PHONY: install run test test-postgres bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade "pip>=24"
+	$(BIN)/pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## Start the service on SQLite with a demo organization, plus the mock backend.
+run: $(STAMP)
+	$(BIN)/python -m service.demo --host $(HOST) --port $(PORT) --mock-port $(MOCK_PORT) --state $(STATE)
+
+## Every test. PostgreSQL runs too when TOOLGATE_TEST_POSTGRES_URL is set (CI sets it).
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -n 2 -p no:cacheprovider
+
+bench: $(STAMP)
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) $(STATE) *.egg-info
