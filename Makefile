@@ -24,7 +24,7 @@ run: $(STAMP)
 
 ## Every test. PostgreSQL runs too when TOOLGATE_TEST_POSTGRES_URL is set (CI sets it).
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 -p no:cacheprovider
+	$(BIN)/python -m pytest -q -p no:cacheprovider
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

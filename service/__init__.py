@@ -4,13 +4,18 @@
 """
 from __future__ import annotations
 
-from flask import Flask
+from typing import TYPE_CHECKING
 
 from .config import Config
 
+if TYPE_CHECKING:  # Flask is imported only by whoever builds an app, not by the domain packages
+    from flask import Flask
 
-def create_app(config: Config | None = None) -> Flask:
+
+def create_app(config: Config | None = None) -> "Flask":
     """Build the WSGI app on the configured database; refuses a database whose schema is behind."""
+    from flask import Flask
+
     from .api import register_api
     from .database import db, open_database
     from .migrations import check_current
@@ -36,6 +41,6 @@ def create_app(config: Config | None = None) -> Flask:
     return app
 
 
-def app_config(app: Flask) -> Config:
+def app_config(app: "Flask") -> Config:
     """The Config an app was built with."""
     return app.extensions["toolgate_config"]
