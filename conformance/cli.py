@@ -1,0 +1,167 @@
+"""The `conformance` command: `endpoint`, `platform` and `list`.
+
+    conformance endpoint --url URL --method M --tool NAME [--subject S] [--param k=v …]
+                         [--jwks-port P] [--issuer-host H] [--key-file FILE]
+                         [--case PREFIX …] [--area AREA …] [--json FILE] [--junit FILE] [--jobs N]
+    conformance platform …      (not in this build yet: says so and exits 2)
+    conformance list [endpoint] [--case PREFIX …] [--area AREA …]
+
+Exit 0 when every selected case passed, 1 when any failed, 2 when the suite could not run (bad
+arguments, an unreachable target, nothing selected). Importing this module patches nothing; the
+process entry point does that (`python -m conformance`, or the `toolgate` command).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from types import ModuleType
+from typing import Any, Callable, ContextManager, Sequence, TextIO
+
+from gevent import monkey
+
+from conformance import report
+from conformance.case import Suite
+from conformance.limits import DEFAULT_JOBS
+from conformance.runner import (
+    EXIT_COULD_NOT_RUN, CouldNotRun, Result, Selection, run, select,
+)
+
+#: Each suite's module exposes SUITE, add_arguments(parser), open_target(args) and banner(target).
+SUITES: dict[str, str] = {"endpoint": "conformance.endpoint"}
+
+#: Suites the command knows of but this build does not carry, with what to say instead.
+NOT_IN_BUILD: dict[str, str] = {"platform": "the platform suite is not in this build yet"}
+
+
+def execute(
+    suite: Suite,
+    open_target: Callable[[], ContextManager[Any]],
+    selection: Selection,
+    *,
+    jobs: int = DEFAULT_JOBS,
+    json_path: str | None = None,
+    junit_path: str | None = None,
+    banner: Callable[[Any], Sequence[str]] = lambda target: (),
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    """Select, open the target, run, print the report and write the files; answer the exit code."""
+    out, err = out or sys.stdout, err or sys.stderr
+    results: list[Result] = []
+    try:
+        chosen = select(suite, selection)
+        for path in (json_path, junit_path):
+            if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+                raise CouldNotRun(f"cannot write {path}: no such directory")
+        width = report.id_width(chosen)
+        with open_target() as target:
+            for text in banner(target):
+                print(text, file=out, flush=True)
+            for result in run(chosen, target, jobs):
+                print(report.line(result, width), file=out, flush=True)
+                results.append(result)
+    except CouldNotRun as exc:
+        print(f"could not run: {exc}", file=err)
+        return EXIT_COULD_NOT_RUN
+    for text in report.failures_block(results, width):
+        print(text, file=out)
+    print(report.closing_line(results), file=out, flush=True)
+    try:
+        if json_path:
+            report.write_json(json_path, suite.name, results)
+        if junit_path:
+            report.write_junit(junit_path, suite.name, results)
+    except OSError as exc:
+        print(f"could not write the report: {exc}", file=err)
+        return EXIT_COULD_NOT_RUN
+    return report.exit_code(results)
+
+
+def load_suite(name: str) -> ModuleType:
+    """The module of suite `name`: SUITE, add_arguments, open_target, banner."""
+    return importlib.import_module(SUITES[name])
+
+
+def _add_selection(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--case", action="append", default=[], metavar="ID_PREFIX",
+                        help="run the cases whose id starts with this (repeatable)")
+    parser.add_argument("--area", action="append", default=[], metavar="AREA",
+                        help="run the cases of this area, e.g. endpoint (repeatable)")
+
+
+def _jobs(text: str) -> int:
+    jobs = int(text)
+    if jobs < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return jobs
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="conformance", description="Toolgate conformance kit.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name in SUITES:
+        module = load_suite(name)
+        sub = commands.add_parser(name, help=(module.__doc__ or "").splitlines()[0])
+        module.add_arguments(sub)
+        _add_selection(sub)
+        sub.add_argument("--json", metavar="FILE", help="also write the report as JSON")
+        sub.add_argument("--junit", metavar="FILE", help="also write the report as JUnit XML")
+        sub.add_argument("--jobs", type=_jobs, default=DEFAULT_JOBS,
+                         help=f"independent cases run at once (default {DEFAULT_JOBS})")
+    for name, message in NOT_IN_BUILD.items():
+        commands.add_parser(name, help=message)
+    listing = commands.add_parser("list", help="list the cases, id and title")
+    listing.add_argument("suite", nargs="?", choices=[*SUITES, *NOT_IN_BUILD])
+    _add_selection(listing)
+    return parser
+
+
+def _list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if args.suite in NOT_IN_BUILD:
+        print(NOT_IN_BUILD[args.suite], file=err)
+        return EXIT_COULD_NOT_RUN
+    names = [args.suite] if args.suite else list(SUITES)
+    cases = [case for name in names for case in load_suite(name).SUITE]
+    try:
+        chosen = select(cases, Selection(tuple(args.case), tuple(args.area)))
+    except CouldNotRun as exc:
+        print(f"could not list: {exc}", file=err)
+        return EXIT_COULD_NOT_RUN
+    width = report.id_width(chosen)
+    for case in chosen:
+        print(report.listing_line(case, width), file=out)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the `conformance` command with `argv` (default: the process's); answer the exit code."""
+    out, err = sys.stdout, sys.stderr
+    parser = _parser()
+    try:
+        args, unknown = parser.parse_known_args(argv)
+        if args.command in NOT_IN_BUILD:  # whatever its arguments: the suite is not here
+            print(NOT_IN_BUILD[args.command], file=err)
+            return EXIT_COULD_NOT_RUN
+        if unknown:
+            parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    except SystemExit as exc:  # argparse exits on --help (0) and on bad arguments (2)
+        return exc.code if isinstance(exc.code, int) else EXIT_COULD_NOT_RUN
+    if args.command == "list":
+        return _list(args, out, err)
+    if not monkey.is_module_patched("socket"):
+        print("note: this process is not gevent-patched, so cases run one at a time",
+              file=err)
+    module = load_suite(args.command)
+    return execute(
+        module.SUITE,
+        lambda: module.open_target(args),
+        Selection(tuple(args.case), tuple(args.area)),
+        jobs=args.jobs,
+        json_path=args.json,
+        junit_path=args.junit,
+        banner=module.banner,
+        out=out,
+        err=err,
+    )

@@ -1,0 +1,150 @@
+"""The command: exit 0 all passed, 1 a case failed, 2 could not run; selection; list; reports."""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import xml.etree.ElementTree as ET
+
+
+from conformance.cli import execute, main
+from conformance.issuer import KitIssuer
+from conformance.runner import CouldNotRun, Selection
+
+from tests.conformance.helpers import free_port, sample_suite
+
+
+@contextlib.contextmanager
+def _no_target():
+    yield "target"
+
+
+def _execute(selection=Selection(), **kwargs) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = execute(sample_suite(), _no_target, selection, out=out, err=err, **kwargs)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_a_failing_case_exits_1_with_lines_failures_and_the_closing_line():
+    code, out, _ = _execute(banner=lambda target: [f"running against {target}"])
+    lines = out.splitlines()
+    assert code == 1
+    assert lines[0] == "running against target"
+    assert lines[1:4] == [
+        "PASS  alpha/passes      It passes",
+        "FAIL  beta/fails-twice  It fails twice",
+        "ERROR gamma/raises      It raises",
+    ]
+    assert "Failures:" in lines
+    assert lines[-1] == "1 passed, 2 failed"
+
+
+def test_all_selected_cases_passing_exits_0():
+    code, out, _ = _execute(Selection(areas=("alpha",)))
+    assert code == 0
+    assert out.splitlines() == ["PASS  alpha/passes  It passes", "1 passed, 0 failed"]
+
+
+def test_nothing_selected_exits_2_without_opening_the_target():
+    opened = []
+
+    @contextlib.contextmanager
+    def target():
+        opened.append(True)
+        yield None
+
+    out, err = io.StringIO(), io.StringIO()
+    code = execute(sample_suite(), target, Selection(areas=("nope",)), out=out, err=err)
+    assert code == 2
+    assert opened == []
+    assert err.getvalue() == "could not run: no case matches --area nope\n"
+    assert out.getvalue() == ""
+
+
+def test_a_target_that_cannot_open_exits_2():
+    @contextlib.contextmanager
+    def unreachable():
+        raise CouldNotRun("cannot reach the endpoint")
+        yield  # pragma: no cover
+
+    out, err = io.StringIO(), io.StringIO()
+    assert execute(sample_suite(), unreachable, Selection(), out=out, err=err) == 2
+    assert "cannot reach the endpoint" in err.getvalue()
+
+
+def test_reports_are_written_where_asked(tmp_path):
+    code, _, _ = _execute(json_path=str(tmp_path / "r.json"), junit_path=str(tmp_path / "r.xml"))
+    assert code == 1
+    assert json.loads((tmp_path / "r.json").read_text())["failed"] == 2
+    assert ET.parse(tmp_path / "r.xml").getroot().find("testsuite").get("tests") == "3"
+
+
+def test_a_report_into_a_missing_directory_exits_2_before_running(tmp_path):
+    code, out, err = _execute(junit_path=str(tmp_path / "missing" / "r.xml"))
+    assert code == 2
+    assert out == ""
+    assert "no such directory" in err
+
+
+def test_list_shows_every_endpoint_case(capsys):
+    assert main(["list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 10
+    assert lines[0].split()[0] == "endpoint/valid-call-accepted"
+    assert all(line.startswith("endpoint/") for line in lines)
+
+
+def test_list_filters_by_case_prefix_and_area(capsys):
+    assert main(["list", "endpoint", "--case", "endpoint/alg", "--case", "endpoint/no-"]) == 0
+    ids = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert ids == ["endpoint/alg-none-rejected", "endpoint/no-token-rejected"]
+    assert main(["list", "--area", "assertion"]) == 2
+
+
+def test_the_platform_suite_says_it_is_not_in_this_build(capsys):
+    assert main(["platform", "--url", "http://127.0.0.1:1"]) == 2
+    assert main(["list", "platform"]) == 2
+    assert capsys.readouterr().err.count("the platform suite is not in this build yet") == 2
+
+
+def test_help_exits_0_and_bad_arguments_exit_2(capsys):
+    assert main(["--help"]) == 0
+    assert main(["endpoint", "--method", "GET", "--tool", "t"]) == 2  # no --url
+    assert main(["endpoint", "--url", "http://127.0.0.1:1/", "--method", "TRACE", "--tool", "t"]) == 2
+    assert main([]) == 2
+
+
+def _endpoint(url: str, *extra: str) -> list[str]:
+    return ["endpoint", "--url", url, "--method", "GET", "--tool", "get_orders", *extra]
+
+
+def test_an_unreachable_endpoint_exits_2(capsys):
+    assert main(_endpoint(f"http://127.0.0.1:{free_port()}/users/{{subject}}/orders")) == 2
+    assert "could not run: cannot reach the endpoint at 127.0.0.1" in capsys.readouterr().err
+
+
+def test_a_placeholder_without_a_param_exits_2(capsys):
+    assert main(_endpoint("http://127.0.0.1:1/orders/{order}")) == 2
+    assert "the URL's {order} has no --param order" in capsys.readouterr().err
+
+
+def test_nothing_selected_on_the_command_line_exits_2(capsys):
+    assert main(_endpoint("http://127.0.0.1:1/x", "--case", "endpoint/nope")) == 2
+    assert "no case matches --case endpoint/nope" in capsys.readouterr().err
+
+
+def test_a_jwks_port_already_taken_exits_2(capsys):
+    with KitIssuer() as endpoint_stand_in, KitIssuer() as squatter:
+        port = squatter.url.rsplit(":", 1)[1]
+        code = main(_endpoint(f"{endpoint_stand_in.url}/x", "--jwks-port", port))
+    assert code == 2
+    assert f"cannot serve the key set on 127.0.0.1:{port}" in capsys.readouterr().err
+
+
+def test_an_unreadable_key_file_exits_2(tmp_path, capsys):
+    bad = tmp_path / "key.pem"
+    bad.write_text("not a key")
+    with KitIssuer() as endpoint_stand_in:
+        code = main(_endpoint(f"{endpoint_stand_in.url}/x", "--key-file", str(bad)))
+    assert code == 2
+    assert "--key-file" in capsys.readouterr().err
