@@ -1,0 +1,67 @@
+"""Assembling the mock backend: the demo shop, the misbehaviour routes, the call recorder."""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from flask import Flask, jsonify, request
+from werkzeug.exceptions import HTTPException
+
+from mock_backend import behaviours, shop
+from mock_backend.calls import CallLog, Recorder
+from mock_backend.guard import VERIFIER_KEY
+from mock_backend.jwks import Fetcher
+from mock_backend.verify import Verifier
+
+#: Request bodies larger than this are refused (413): the platform's own cap is far below it.
+MAX_REQUEST_BYTES = 1_048_576
+
+
+def create_app(issuers: Iterable[str], broken: str | None = None,
+               jwks_fetcher: Fetcher | None = None) -> Flask:
+    """The mock backend trusting exactly `issuers`; `broken` names one check to switch off
+    (one of verify.BROKEN_MODES; anything else is a ValueError); `jwks_fetcher(url)` replaces
+    the HTTP fetch of key sets."""
+    app = Flask(__name__)
+    app.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
+    app.json.sort_keys = False
+    # Keep `//` in paths as sent: the echo route must show an empty path value, not a redirect.
+    app.url_map.merge_slashes = False
+    app.extensions[VERIFIER_KEY] = Verifier(list(issuers), broken, jwks_fetcher)
+    app.extensions[shop.CARTS_KEY] = {}
+    calls = CallLog()
+
+    app.register_blueprint(shop.blp)
+    app.register_blueprint(behaviours.blp)
+
+    @app.get("/_health")
+    def health():
+        """Up."""
+        return jsonify(status="ok")
+
+    @app.get("/_calls")
+    def list_calls():
+        """Every recorded call, oldest first, or only those of `?tool=` (unauthenticated: a test
+        harness reads it)."""
+        tool = request.args.get("tool")
+        return jsonify(calls=[call for call in calls.snapshot() if tool in (None, call["tool"])])
+
+    @app.delete("/_calls")
+    def clear_calls():
+        """Forget the recorded calls."""
+        calls.clear()
+        return "", 204
+
+    @app.errorhandler(HTTPException)
+    def http_error(error: HTTPException):
+        # Routing errors (404, 405, 413) in the same JSON shape as everything else, keeping
+        # their headers (a 405's Allow).
+        response = error.get_response()
+        response.set_data(json.dumps({"error": (error.name or "error").lower()}))
+        response.content_type = "application/json"
+        return response
+
+    # The recorder wraps the whole app, so unrouted and rejected requests are recorded too.
+    app.wsgi_app = Recorder(app.wsgi_app, calls)
+    app.extensions["mock_backend.calls"] = calls
+    return app

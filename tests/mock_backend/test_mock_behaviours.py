@@ -1,0 +1,155 @@
+"""Misbehaviour routes, over a real socket to the mock on 127.0.0.1."""
+from __future__ import annotations
+
+import time
+import zlib
+
+import pytest
+
+from mock_backend import behaviours
+
+
+def get(http, harness, live, path, tool="slow_tool", **kwargs):
+    return http.get(f"{live}/tools/{tool}/{path}", headers=harness.bearer(tool), **kwargs)
+
+
+@pytest.mark.parametrize("code", [201, 404, 429, 500, 503])
+def test_status_answers_that_code_with_a_body(http, harness, live, code):
+    response = get(http, harness, live, f"status/{code}")
+    assert response.status_code == code
+    assert set(response.json()) == {"error"}
+
+
+def test_status_204_has_no_body(http, harness, live):
+    response = get(http, harness, live, "status/204")
+    assert (response.status_code, response.content) == (204, b"")
+
+
+@pytest.mark.parametrize("code", [404, 500, 200])
+def test_status_empty_has_no_body(http, harness, live, code):
+    response = get(http, harness, live, f"status/{code}/empty")
+    assert (response.status_code, response.content, response.headers["Content-Length"]) == (code, b"", "0")
+
+
+@pytest.mark.parametrize("code", [99, 600, 101])
+def test_status_outside_the_range_is_refused(http, harness, live, code):
+    assert get(http, harness, live, f"status/{code}").status_code == 400
+
+
+def test_delay_sleeps_then_answers(http, harness, live):
+    started = time.monotonic()
+    response = get(http, harness, live, "delay/0.3")
+    assert response.json() == {"slept": 0.3}
+    assert time.monotonic() - started >= 0.3
+
+
+def test_delay_is_capped(http, harness, live, monkeypatch):
+    monkeypatch.setattr(behaviours, "MAX_DELAY_SECONDS", 0.2)
+    assert get(http, harness, live, "delay/1000").json() == {"slept": 0.2}
+
+
+@pytest.mark.parametrize("seconds", ["-1", "nan", "soon"])
+def test_delay_refuses_a_bad_duration(http, harness, live, seconds):
+    assert get(http, harness, live, f"delay/{seconds}").status_code == 400
+
+
+def test_drip_sends_one_byte_per_interval(http, harness, live):
+    started = time.monotonic()
+    with get(http, harness, live, "drip?bytes=3&interval=0.2", stream=True) as response:
+        assert response.headers["Content-Length"] == "3"
+        headers_at = time.monotonic()
+        body = response.raw.read()
+    assert body == b"***"
+    # Headers come at once; the two intervals between the three bytes are spent on the body.
+    assert time.monotonic() - headers_at >= 0.35 > headers_at - started
+
+
+def test_drip_is_capped_in_time(http, harness, live, monkeypatch):
+    monkeypatch.setattr(behaviours, "MAX_DRIP_SECONDS", 0.2)
+    response = get(http, harness, live, "drip?bytes=1000&interval=0.1")
+    assert response.content == b"***"  # 1 + 0.2 / 0.1 bytes
+
+
+def test_chars_sends_exactly_n_multibyte_characters(http, harness, live):
+    response = get(http, harness, live, "chars/70000", params={"char": "é"})
+    assert response.headers["Content-Type"] == "text/plain; charset=utf-8"
+    assert len(response.content) == 140_000
+    text = response.content.decode("utf-8")
+    assert len(text) == 70_000 and set(text) == {"é"}
+
+
+@pytest.mark.parametrize("n", [0, 1, 16_384, 16_385])
+def test_chars_counts_exactly_at_the_edges(http, harness, live, n):
+    assert len(get(http, harness, live, f"chars/{n}").text) == n
+
+
+def test_chars_is_capped_and_never_built_whole(http, harness, live):
+    with get(http, harness, live, "chars/5000000000", params={"char": "€"}, stream=True) as response:
+        assert response.headers["Content-Length"] == str(behaviours.MAX_CHARS * 3)
+        assert response.raw.read(9) == "€€€".encode()
+
+
+def test_chars_refuses_more_than_one_character(http, harness, live):
+    assert get(http, harness, live, "chars/3", params={"char": "ab"}).status_code == 400
+
+
+def test_gzip_bomb_is_small_on_the_wire_and_huge_decoded(http, harness, live):
+    with get(http, harness, live, "gzip-bomb", stream=True) as response:
+        assert response.headers["Content-Encoding"] == "gzip"
+        wire = response.raw.read(decode_content=False)
+    decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    decoded = 0
+    data = wire
+    while data:
+        decoded += len(decoder.decompress(data, 1 << 20))
+        data = decoder.unconsumed_tail
+    assert len(wire) < 1_000_000
+    assert decoded == behaviours.GZIP_BOMB_DECODED_BYTES > 100_000_000
+
+
+@pytest.mark.parametrize("code", [301, 302, 303, 307, 308])
+def test_redirect_points_at_echo_with_a_body(http, harness, live, code):
+    response = get(http, harness, live, f"redirect?code={code}&body=1", allow_redirects=False)
+    assert response.status_code == code
+    assert response.headers["Location"] == f"{live}/tools/slow_tool/echo"
+    assert response.json()["location"] == response.headers["Location"]
+
+
+def test_redirect_without_a_body(http, harness, live):
+    response = get(http, harness, live, "redirect?body=0", allow_redirects=False)
+    assert (response.status_code, response.content) == (302, b"")
+
+
+@pytest.mark.parametrize("query", ["code=200", "code=302&body=2"])
+def test_redirect_refuses_bad_knobs(http, harness, live, query):
+    assert get(http, harness, live, f"redirect?{query}").status_code == 400
+
+
+def test_echo_shows_what_was_sent(http, harness, live):
+    token = harness.token("lookup", sub="bob")
+    response = http.post(f"{live}/tools/lookup/echo/a%2Fb%20c?x=1&x=2&y=%C3%A9",
+                         json={"ids": [1, 2]}, headers={**harness.auth(token), "X-Trace": "t-1"})
+    body = response.json()
+    assert body["method"] == "POST"
+    assert body["path"] == "/tools/lookup/echo/a%2Fb%20c"
+    assert body["query"] == {"raw": "x=1&x=2&y=%C3%A9", "parsed": {"x": ["1", "2"], "y": ["é"]}}
+    assert body["headers"]["X-Trace"] == "t-1"
+    assert body["headers"]["Authorization"] == f"Bearer {token}"
+    assert body["body"] == '{"ids": [1, 2]}' and body["json"] == {"ids": [1, 2]}
+    assert (body["claims"]["aud"], body["claims"]["sub"]) == ("lookup", "bob")
+
+
+@pytest.mark.parametrize("rest", ["", "/", "//x", "/a//b", "/a%2Fb%3Fc%23d"])
+def test_echo_takes_any_path_after_it_as_sent(http, harness, live, rest):
+    response = get(http, harness, live, f"echo{rest}", tool="t")
+    assert response.json()["path"] == f"/tools/t/echo{rest}"
+
+
+def test_echo_of_a_body_that_is_not_json(http, harness, live):
+    response = http.put(f"{live}/tools/t/echo", data="plain words", headers=harness.bearer("t"))
+    assert (response.json()["body"], response.json()["json"]) == ("plain words", None)
+
+
+def test_a_misbehaviour_route_serves_the_tool_in_its_url(http, harness, live):
+    response = http.get(f"{live}/tools/other_tool/status/500", headers=harness.bearer("slow_tool"))
+    assert (response.status_code, response.json()["reason"]) == (401, "wrong-audience")

@@ -1,0 +1,82 @@
+"""The command line: `python -m mock_backend` as a real process, and `cli.main` refusing bad starts."""
+from __future__ import annotations
+
+import ast
+import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import gevent
+import pytest
+
+import mock_backend
+from mock_backend.cli import main
+
+REPO = Path(mock_backend.__file__).resolve().parent.parent
+LISTENING = re.compile(r"mock backend listening on (http://127\.0\.0\.1:(\d+)) \(trusting: (.*)\)\n")
+
+
+@pytest.fixture
+def process(harness):
+    """`python -m mock_backend` on a free port, trusting the test's issuer and one more."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "mock_backend", "--port", "0",
+         "--issuer", harness.issuer, "--issuer", "https://other.example/orgs/x"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        with gevent.Timeout(20):
+            line = child.stdout.readline()
+        yield child, line
+    finally:
+        child.terminate()
+        child.wait(timeout=5)
+        child.stdout.close()
+        child.stderr.close()
+
+
+def test_module_prints_one_line_once_listening_and_verifies(process, harness, http):
+    _, line = process
+    match = LISTENING.fullmatch(line)
+    assert match, line
+    base, trusted = match.group(1), match.group(3)
+    assert trusted == f"{harness.issuer}, https://other.example/orgs/x"
+    assert http.get(f"{base}/_health").status_code == 200
+    # The separate process fetches keys from the test's JWKS server and verifies for real.
+    assert http.get(f"{base}/users/alice/orders", headers=harness.bearer()).status_code == 200
+    assert http.get(f"{base}/users/alice/orders", headers=harness.bearer("x")).status_code == 401
+
+
+def test_unknown_broken_mode_refuses_to_start(capsys):
+    assert main(["--issuer", "https://iss.example", "--broken", "skip-everything"]) == 2
+    error = capsys.readouterr().err
+    assert "unknown broken mode 'skip-everything'" in error and "accept-alg-none" in error
+
+
+def test_an_issuer_is_required(capsys):
+    assert main([]) == 2
+    assert "--issuer" in capsys.readouterr().err
+
+
+def test_a_taken_port_refuses_to_start(capsys):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["--port", str(port), "--issuer", "https://iss.example"]) == 2
+    assert "cannot listen" in capsys.readouterr().err
+
+
+def test_importing_the_cli_does_not_patch():
+    code = "import mock_backend.cli; from gevent import monkey; print(monkey.is_module_patched('socket'))"
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=30)
+    assert result.stdout.strip() == "False", result.stderr
+
+
+def test_the_mock_imports_nothing_from_the_service():
+    for path in Path(mock_backend.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            assert not any(name == "service" or name.startswith("service.") for name in names), path
