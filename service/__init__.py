@@ -37,7 +37,16 @@ def create_app(config: Config | None = None) -> "Flask":
         if not db.is_closed():
             db.close()
 
+    from .conversations import Dispatcher
+    from .dispatch import AddressGuard
+
+    app.extensions["toolgate_dispatcher"] = Dispatcher(config=config, guard=AddressGuard(config.allowed_networks))
     register_api(app)
+
+    from . import dashboard, mcp
+
+    mcp.register(app)
+    dashboard.register(app)
     return app
 
 

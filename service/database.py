@@ -12,6 +12,10 @@ from playhouse.pool import PooledPostgresqlDatabase
 
 db = DatabaseProxy()
 
+#: Grows each time `db` is bound to a database, so caches of immutable rows can key on it (row ids
+#: repeat across databases, e.g. one per test).
+_generation = 0
+
 SQLITE_PRAGMAS = {
     "journal_mode": "wal",  # readers never block the writer
     "foreign_keys": 1,
@@ -47,9 +51,16 @@ def make_database(url: str, *, pooled: bool = True) -> SqliteDatabase | Postgres
 
 def open_database(url: str) -> SqliteDatabase | PostgresqlDatabase:
     """Bind the models' handle to the database at `url` and return it."""
+    global _generation
     database = make_database(url)
     db.initialize(database)
+    _generation += 1
     return database
+
+
+def generation() -> int:
+    """Which binding of `db` is current (see `_generation`)."""
+    return _generation
 
 
 def is_postgres() -> bool:

@@ -66,6 +66,9 @@ class SigningKeyRow(BaseModel):
     sealed_private_key = TextField()
     created_at = DoubleField()
     retired_at = DoubleField(null=True)
+    #: Published in the JWKS but not signing yet: the next rotation promotes it, so verifiers
+    #: have had it for a whole cache lifetime before it signs anything.
+    standby = BooleanField(default=False)
 
     class Meta:
         table_name = "signing_key"
@@ -158,3 +161,46 @@ REGISTRY_MODELS = [
     ProjectVersion,
     Pin,
 ]
+
+
+class Conversation(BaseModel):
+    """A conversation, visible only to the subject whose session token opened it."""
+
+    id = CharField(primary_key=True)
+    organization = ForeignKeyField(Organization, on_delete="CASCADE")
+    project = ForeignKeyField(Project, on_delete="CASCADE")
+    #: The pinned project version; null while the conversation runs on the project's draft.
+    project_version = ForeignKeyField(ProjectVersion, null=True, on_delete="CASCADE")
+    subject = CharField()
+    anonymous = BooleanField()
+    #: The session-start context: [{"tool", "description", "authoritative", "output" | "error"}].
+    context = JSONField()
+    created_at = DoubleField(default=now)
+
+
+class Turn(BaseModel):
+    id = CharField(primary_key=True)
+    conversation = ForeignKeyField(Conversation, backref="turns", on_delete="CASCADE")
+    created_at = DoubleField(default=now)
+
+
+class CallRecord(BaseModel):
+    """One tool call as the organization may review it: never the body, never a token."""
+
+    organization = ForeignKeyField(Organization, on_delete="CASCADE")
+    conversation_id = CharField()
+    turn = CharField()
+    tool = CharField()
+    tool_version = IntegerField(null=True)  # null: the tool's draft, or no tool at all (unknown-tool)
+    subject = CharField()
+    anonymous = BooleanField()
+    kind = CharField(null=True)  # null: success
+    http_code = IntegerField(null=True)
+    latency_ms = DoubleField()
+    size_chars = IntegerField(null=True)  # null: over the cap, or nothing came back
+    jti = CharField(null=True)
+    session_start = BooleanField()
+    created_at = DoubleField(default=now)
+
+    class Meta:
+        table_name = "call_record"

@@ -24,13 +24,15 @@ def register_api(app: Flask) -> Api:
     """Mount every resource's blueprint and the error handlers on `app`."""
     from swagger_ui_bundle import swagger_ui_path
 
+    from .conversations.routes import blp as conversations
+    from .keys.routes import blp as keys
     from .projects.routes import blp as projects
     from .tools.routes import blp as tools
 
     app.config.update({k: v for k, v in API_SETTINGS.items() if k not in app.config})
     api = Api(app, spec_kwargs={"components": {"securitySchemes": {
         "bearer": {"type": "http", "scheme": "bearer"}}}})
-    for blueprint in (tools, projects, *app.extensions.get("toolgate_blueprints", ())):
+    for blueprint in (tools, projects, keys, conversations):
         api.register_blueprint(blueprint)
 
     @app.get("/api/assets/<path:filename>")

@@ -13,7 +13,8 @@ CREATE TABLE api_key (
 CREATE TABLE signing_key (
     id {pk}, organization_id INTEGER NOT NULL REFERENCES organization (id) ON DELETE CASCADE,
     kid VARCHAR(128) NOT NULL UNIQUE, alg VARCHAR(16) NOT NULL, sealed_private_key TEXT NOT NULL,
-    created_at DOUBLE PRECISION NOT NULL, retired_at DOUBLE PRECISION);
+    created_at DOUBLE PRECISION NOT NULL, retired_at DOUBLE PRECISION,
+    standby BOOLEAN NOT NULL DEFAULT FALSE);
 CREATE TABLE project (
     id {pk}, organization_id INTEGER NOT NULL REFERENCES organization (id) ON DELETE CASCADE,
     name VARCHAR(64) NOT NULL, created_at DOUBLE PRECISION NOT NULL);

@@ -1,0 +1,130 @@
+"""/v1/conversations: open a conversation, read the offered tools, start turns, run model steps."""
+from __future__ import annotations
+
+from flask import current_app, g
+from flask.views import MethodView
+from flask_smorest import Blueprint
+from marshmallow import Schema, fields
+
+from ... import app_config
+from ...conversations import (
+    Session,
+    authenticate_session,
+    get_conversation,
+    get_turn,
+    offered_tools,
+    open_conversation,
+    parse_calls,
+    run_model_step,
+    start_turn,
+)
+from ..auth import bearer_token
+from ..body import json_body
+
+blp = Blueprint("conversations", __name__, url_prefix="/v1/conversations",
+                description="Conversations opened with a session token.")
+
+
+class OpenSchema(Schema):
+    project = fields.String(required=True)
+    version = fields.Raw(metadata={"description": 'A published version number, or "draft"; default the latest.'})
+
+
+class OfferedToolSchema(Schema):
+    name = fields.String()
+    description = fields.String()
+    parameters = fields.Dict()
+
+
+class ConversationSchema(Schema):
+    id = fields.String()
+    context = fields.List(fields.Dict())
+    tools = fields.List(fields.Nested(OfferedToolSchema))
+
+
+class ToolsSchema(Schema):
+    tools = fields.List(fields.Nested(OfferedToolSchema))
+
+
+class TurnSchema(Schema):
+    turn = fields.String()
+
+
+class CallSchema(Schema):
+    id = fields.String(required=True)
+    name = fields.String(required=True)
+    arguments = fields.Raw()
+
+
+class StepSchema(Schema):
+    calls = fields.List(fields.Nested(CallSchema), required=True)
+
+
+class ResultsSchema(Schema):
+    results = fields.List(fields.Dict())
+
+
+def current_session() -> Session:
+    """The verified session token of this request, or 401."""
+    if "session" not in g:
+        g.session = authenticate_session(bearer_token(), app_config(current_app))
+    return g.session
+
+
+def dispatcher():
+    return current_app.extensions["toolgate_dispatcher"]
+
+
+@blp.route("")
+class ConversationViews(MethodView):
+    @blp.doc(requestBody={"content": {"application/json": {"schema": OpenSchema}}})
+    @blp.response(201, ConversationSchema)
+    def post(self):
+        """Open a conversation: runs the session-start tools the token is entitled to, in parallel"""
+        session = current_session()
+        body = json_body()
+        body = body if isinstance(body, dict) else {}
+        conversation = open_conversation(session, body.get("project"), body.get("version"), dispatcher())
+        return {"id": conversation.id, "context": conversation.context,
+                "tools": offered_tools(conversation, session)}
+
+
+@blp.route("/<conversation_id>")
+class ConversationByIdViews(MethodView):
+    @blp.response(200, ConversationSchema)
+    def get(self, conversation_id):
+        """Read a conversation: its stored session-start context and the tools offered now"""
+        session = current_session()
+        conversation = get_conversation(session, conversation_id)
+        return {"id": conversation.id, "context": conversation.context,
+                "tools": offered_tools(conversation, session)}
+
+
+@blp.route("/<conversation_id>/tools")
+class ConversationToolViews(MethodView):
+    @blp.response(200, ToolsSchema)
+    def get(self, conversation_id):
+        """The tools offered to the model, filtered by this token's entitlements, without the subject"""
+        session = current_session()
+        return {"tools": offered_tools(get_conversation(session, conversation_id), session)}
+
+
+@blp.route("/<conversation_id>/turns")
+class TurnViews(MethodView):
+    @blp.response(201, TurnSchema)
+    def post(self, conversation_id):
+        """Start a turn (its id is random, not a counter)"""
+        return {"turn": start_turn(get_conversation(current_session(), conversation_id)).id}
+
+
+@blp.route("/<conversation_id>/turns/<turn_id>/steps")
+class StepViews(MethodView):
+    @blp.doc(requestBody={"content": {"application/json": {"schema": StepSchema}}})
+    @blp.response(200, ResultsSchema)
+    def post(self, conversation_id, turn_id):
+        """Run one model step: every call in parallel, results in the calls' order"""
+        session = current_session()
+        conversation = get_conversation(session, conversation_id)
+        turn = get_turn(conversation, turn_id)
+        calls = parse_calls(json_body())
+        return {"results": run_model_step(session, conversation, turn, calls, dispatcher())}

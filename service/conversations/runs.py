@@ -1,0 +1,172 @@
+"""Conversations, turns and steps: resolve what the session may call, run it in parallel, record it.
+
+The dispatcher does the calling; this module decides what is called, for whom, signed by which key,
+and records each call afterwards in one batch per step (never a body, never a token).
+"""
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from ..config import Config
+from ..dispatch import INVALID_ARGUMENTS, UNKNOWN_TOOL, AddressGuard, CallOutcome, call_tool, run_step
+from ..errors import ServiceError, Violation, not_found
+from ..keys import mint_assertion, new_turn_id
+from ..keys.store import signing_key
+from ..limits import MAX_CALLS_PER_STEP
+from ..models import CallRecord, Conversation, Turn, now
+from ..registry import get_project
+from .offered import PinnedTool, offered, pinned_tools, resolve_project_version
+from .sessions import Session
+
+
+@dataclass(frozen=True)
+class Dispatcher:
+    """What every call needs from the deployment: settings (issuer, secret) and the address guard."""
+
+    config: Config
+    guard: AddressGuard
+
+
+@dataclass(frozen=True)
+class ModelCall:
+    """One call the model asked for in a step."""
+
+    id: str
+    name: str
+    arguments: Any
+
+
+def _new_id() -> str:
+    return secrets.token_urlsafe(16)
+
+
+def get_conversation(session: Session, conversation_id: str) -> Conversation:
+    """The conversation, only for the subject of the organization that opened it; 404 for anyone else."""
+    conversation = Conversation.get_or_none(
+        Conversation.id == conversation_id, Conversation.organization == session.organization,
+        Conversation.subject == session.subject)
+    if conversation is None:
+        raise not_found("conversation")
+    return conversation
+
+
+def conversation_tools(conversation: Conversation) -> list[PinnedTool]:
+    return pinned_tools(conversation.project, conversation.project_version)
+
+
+def offered_tools(conversation: Conversation, session: Session) -> list[dict[str, Any]]:
+    """The tools offered to the model on this request, as {name, description, parameters}."""
+    return [t.model_view() for t in offered(conversation_tools(conversation), session.entitlements).values()]
+
+
+def open_conversation(session: Session, project_name: Any, version: Any, dispatcher: Dispatcher) -> Conversation:
+    """Open a conversation and run its session-start tools (those the token is entitled to) in parallel."""
+    if not isinstance(project_name, str):
+        raise ServiceError(422, "invalid", "Name the project to converse with.",
+                           [Violation("project", "field-required", "This field is required.")])
+    project = get_project(session.organization, project_name)
+    project_version = resolve_project_version(project, version)
+    starters = [t for t in pinned_tools(project, project_version)
+                if t.definition.runs_at_session_start and t.entitled(session.entitlements)]
+    conversation_id, turn = _new_id(), new_turn_id()
+    calls = [ModelCall(id=t.name, name=t.name, arguments={}) for t in starters]
+    outcomes = _dispatch(session, turn, calls, {t.name: t for t in starters}, dispatcher, conversation_id,
+                         session_start=True)
+    context = [{"tool": t.name, "description": t.definition.description, "authoritative": True,
+                **o.to_result()} for t, o in zip(starters, outcomes)]
+    return Conversation.create(id=conversation_id, organization=session.organization, project=project,
+                               project_version=project_version, subject=session.subject,
+                               anonymous=session.anonymous, context=context, created_at=now())
+
+
+def start_turn(conversation: Conversation) -> Turn:
+    """A new turn with a random id (not a counter)."""
+    return Turn.create(id=new_turn_id(), conversation=conversation, created_at=now())
+
+
+def get_turn(conversation: Conversation, turn_id: str) -> Turn:
+    turn = Turn.get_or_none(Turn.id == turn_id, Turn.conversation == conversation)
+    if turn is None:
+        raise not_found("turn")
+    return turn
+
+
+def parse_calls(data: Any) -> list[ModelCall]:
+    """The step's calls from the request body, or 422 naming each malformed one."""
+    raw = data.get("calls") if isinstance(data, dict) else None
+    if not isinstance(raw, list) or not raw or len(raw) > MAX_CALLS_PER_STEP:
+        raise ServiceError(422, "invalid", "A step is a list of calls.", [Violation(
+            "calls", "calls-format", f"A step carries from 1 to {MAX_CALLS_PER_STEP} calls.")])
+    problems, calls = [], []
+    for i, call in enumerate(raw):
+        if not isinstance(call, dict) or not isinstance(call.get("id"), str) or not isinstance(call.get("name"), str):
+            problems.append(Violation(f"calls[{i}]", "call-format", "A call has a string id and a string name."))
+            continue
+        calls.append(ModelCall(id=call["id"], name=call["name"], arguments=call.get("arguments", {})))
+    if problems:
+        raise ServiceError(422, "invalid", "A call is malformed.", problems)
+    return calls
+
+
+def run_model_step(session: Session, conversation: Conversation, turn: Turn, calls: Sequence[ModelCall],
+                   dispatcher: Dispatcher) -> list[dict[str, Any]]:
+    """Run one model step: every call in parallel, results in the calls' order."""
+    tools = offered(conversation_tools(conversation), session.entitlements)
+    outcomes = _dispatch(session, turn.id, calls, tools, dispatcher, conversation.id, session_start=False)
+    return [{"id": call.id, "name": call.name, **outcome.to_result()} for call, outcome in zip(calls, outcomes)]
+
+
+def _arguments(raw: Any) -> Any:
+    """Chat Completions sends arguments as a JSON string; accept that or an object."""
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw) if raw.strip() else {}
+        except ValueError:
+            return None
+    return raw
+
+
+def _dispatch(session: Session, turn: str, calls: Sequence[ModelCall], tools: dict[str, PinnedTool],
+              dispatcher: Dispatcher, conversation_id: str, *, session_start: bool) -> list[CallOutcome]:
+    config = dispatcher.config
+    issuer = config.issuer(session.organization.slug)
+    key = signing_key(session.organization, config.secret_key) if calls else None
+    jtis: list[str | None] = [None] * len(calls)
+
+    def thunk(index: int, call: ModelCall):
+        tool = tools.get(call.name)
+        if tool is None:
+            return lambda: CallOutcome(UNKNOWN_TOOL)
+        arguments = _arguments(call.arguments)
+        if not isinstance(arguments, dict):
+            return lambda: CallOutcome(INVALID_ARGUMENTS, detail="arguments are not a JSON object")
+
+        def sign() -> str:
+            jtis[index] = _new_id()
+            return mint_assertion(key, issuer, call.name, session.subject, session.anonymous, turn, time.time(),
+                                  jti=jtis[index])
+
+        return lambda: call_tool(tool.compiled, arguments, subject=session.subject, guard=dispatcher.guard,
+                                 sign=sign)
+
+    outcomes = run_step([thunk(i, c) for i, c in enumerate(calls)])
+    _record(session, conversation_id, turn, calls, tools, outcomes, jtis, session_start)
+    return outcomes
+
+
+def _record(session, conversation_id, turn, calls, tools, outcomes, jtis, session_start) -> None:
+    """One batched insert per step, after the calls are done: the call path itself writes nothing."""
+    if not calls:
+        return
+    created = now()
+    CallRecord.insert_many([{
+        "organization": session.organization.id, "conversation_id": conversation_id, "turn": turn,
+        "tool": call.name[:64], "tool_version": tools[call.name].version if call.name in tools else None,
+        "subject": session.subject, "anonymous": session.anonymous, "kind": o.kind, "http_code": o.http_code,
+        "latency_ms": o.latency_ms, "size_chars": o.size_chars, "jti": jti, "session_start": session_start,
+        "created_at": created,
+    } for call, o, jti in zip(calls, outcomes, jtis)]).execute()

@@ -1,0 +1,64 @@
+"""Session tokens at the platform's door: which organization, which subject, which entitlements."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jwt
+
+from ..config import Config
+from ..errors import ServiceError
+from ..keys import SessionClaims, TokenError, verify_session_token
+from ..keys.store import verification_keys
+from ..models import Organization, SigningKeyRow
+
+
+@dataclass(frozen=True)
+class Session:
+    """A verified session: the organization whose key signed it and the claims it carries."""
+
+    organization: Organization
+    claims: SessionClaims
+
+    @property
+    def subject(self) -> str:
+        return self.claims.subject
+
+    @property
+    def anonymous(self) -> bool:
+        return self.claims.anonymous
+
+    @property
+    def entitlements(self) -> frozenset[str]:
+        return frozenset(self.claims.entitlements)
+
+
+def session_refused(reason: str) -> ServiceError:
+    return ServiceError(401, "invalid-session-token", f"The session token was refused ({reason}).")
+
+
+def _kid_of(token: str) -> str | None:
+    """The `kid` in the token's header, read only to find which organization's keys to try."""
+    try:
+        kid = jwt.get_unverified_header(token).get("kid")
+    except jwt.InvalidTokenError:
+        return None
+    return kid if isinstance(kid, str) and len(kid) <= 128 else None
+
+
+def authenticate_session(token: str, config: Config) -> Session:
+    """Verify a session token against the keys of the organization that owns its `kid`, or 401.
+
+    The issuer expected is the one our configuration gives that organization, never the token's own
+    claim, and the algorithm is the key's own: everything else is `verify_session_token`'s.
+    """
+    kid = _kid_of(token)
+    row = SigningKeyRow.get_or_none(SigningKeyRow.kid == kid) if kid else None
+    if row is None:
+        raise session_refused("unknown-key")
+    organization = row.organization
+    try:
+        claims = verify_session_token(token, config.issuer(organization.slug),
+                                      verification_keys(organization, config.secret_key))
+    except TokenError as error:
+        raise session_refused(error.reason) from None
+    return Session(organization=organization, claims=claims)

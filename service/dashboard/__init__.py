@@ -1,0 +1,5 @@
+"""The web dashboard (being written)."""
+
+
+def register(app) -> None:
+    """Mount the dashboard at / on `app`."""

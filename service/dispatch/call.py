@@ -1,0 +1,38 @@
+"""One whole tool call: build the request, sign it at the last moment, send it."""
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable
+
+from service.dispatch.build import CompiledTool, InvalidArguments, build_request
+from service.dispatch.failures import INVALID_ARGUMENTS
+from service.dispatch.guard import AddressGuard
+from service.dispatch.transport import CallOutcome, send
+from service.limits import CALL_DEADLINE_SECONDS, RESPONSE_CAP_CHARS
+
+log = logging.getLogger(__name__)
+
+
+def call_tool(
+    tool: CompiledTool,
+    arguments: Any,
+    *,
+    subject: str | None,
+    guard: AddressGuard,
+    sign: Callable[[], str],
+    deadline: float = CALL_DEADLINE_SECONDS,
+    cap: int = RESPONSE_CAP_CHARS,
+) -> CallOutcome:
+    """Call `tool` with the model's `arguments` for the session's `subject`.
+
+    `sign` returns the call assertion (a JWT); it is called only once the arguments fit, right
+    before sending, so the assertion's short lifetime starts as late as it can, even when the
+    call waited for a free slot in its step. Arguments that do not fit give an invalid-arguments
+    outcome and nothing is called.
+    """
+    try:
+        request = build_request(tool, arguments, subject)
+    except InvalidArguments as exc:
+        log.info("invalid arguments for %s: %s", tool.definition.name, exc)
+        return CallOutcome(INVALID_ARGUMENTS, detail=str(exc)[:500])
+    return send(request, guard=guard, authorization=f"Bearer {sign()}", deadline=deadline, cap=cap)

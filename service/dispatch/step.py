@@ -1,0 +1,48 @@
+"""One model step: all of its calls at once, each call's outcome kept, in the calls' order."""
+from __future__ import annotations
+
+import logging
+import time
+from typing import Callable
+
+import gevent.pool
+
+from service.dispatch.failures import TRANSPORT_ERROR
+from service.dispatch.transport import CallOutcome
+from service.limits import STEP_POOL_SIZE
+
+log = logging.getLogger(__name__)
+
+
+def run_step(thunks: list[Callable[[], CallOutcome]], pool_size: int = STEP_POOL_SIZE) -> list[CallOutcome]:
+    """Run every thunk in a bounded pool of greenlets and return their outcomes in the same order.
+
+    The step takes as long as its slowest call (calls beyond `pool_size` wait for a free slot).
+    Nothing is raised across greenlets: a call that fails unexpectedly becomes that call's
+    transport error, logged, and the others carry on.
+    """
+    pool = gevent.pool.Pool(pool_size)
+    greenlets = []
+    try:
+        greenlets = [pool.spawn(_kept, thunk) for thunk in thunks]
+        pool.join()
+    finally:
+        pool.kill()  # only does anything if this step itself was interrupted
+    # A greenlet killed by GreenletExit counts as successful, its value the exception: check the type.
+    return [
+        g.value if isinstance(g.value, CallOutcome) else CallOutcome(TRANSPORT_ERROR, detail="the call was interrupted")
+        for g in greenlets
+    ]
+
+
+def _kept(thunk: Callable[[], CallOutcome]) -> CallOutcome:
+    started = time.monotonic()
+    try:
+        return thunk()
+    except Exception as exc:  # one call's bug must not take the step down with it
+        log.exception("a tool call failed unexpectedly")
+        return CallOutcome(
+            TRANSPORT_ERROR,
+            latency_ms=round((time.monotonic() - started) * 1000),
+            detail=f"unexpected {type(exc).__name__}",
+        )

@@ -1,0 +1,151 @@
+"""Sending one built request and judging what came back, under one deadline.
+
+`send` never raises for anything the endpoint or the network does: every way a call can go wrong
+becomes a failure kind on the returned CallOutcome, and the endpoint's body never appears in one.
+"""
+from __future__ import annotations
+
+import http.client
+import time
+from dataclasses import dataclass, replace
+from typing import Any, Callable
+from weakref import WeakKeyDictionary
+
+import gevent
+import requests
+import urllib3.exceptions
+
+from service.dispatch.build import BuiltRequest
+from service.dispatch.failures import (
+    REFUSED,
+    RESPONSE_TOO_BIG,
+    RETURNED_NOTHING,
+    TIMED_OUT,
+    TRANSPORT_ERROR,
+    failure_object,
+)
+from service.dispatch.guard import AddressGuard
+from service.dispatch.reading import charset_of, has_body, read_text
+from service.dispatch.session import new_session
+from service.limits import CALL_DEADLINE_SECONDS, RESPONSE_CAP_CHARS
+
+_DETAIL_CHARS = 500
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """Everything the caller records about one call, and what the model is shown.
+
+    `kind` is None on success, when `output` holds the body as text ("" for an empty 2xx) and
+    `size_chars` its length. `http_code` is set whenever the endpoint answered with a status.
+    `detail` says why a call failed, for logs only; it never holds the endpoint's body.
+    """
+
+    kind: str | None
+    http_code: int | None = None
+    output: str | None = None
+    latency_ms: int = 0
+    size_chars: int | None = None
+    detail: str | None = None
+
+    @property
+    def succeeded(self) -> bool:
+        return self.kind is None
+
+    def to_result(self) -> dict[str, Any]:
+        """The model's view: {"output": text} on success, {"error": the failure object} otherwise."""
+        if self.kind is None:
+            return {"output": self.output}
+        return {"error": failure_object(self.kind, self.http_code)}
+
+
+_sessions: WeakKeyDictionary[AddressGuard, requests.Session] = WeakKeyDictionary()
+
+
+def session_for(guard: AddressGuard) -> requests.Session:
+    """The one Session (and so the one connection pool) kept for `guard`."""
+    session = _sessions.get(guard)
+    if session is None:
+        session = _sessions[guard] = new_session(guard)
+    return session
+
+
+def send(
+    request: BuiltRequest,
+    *,
+    guard: AddressGuard,
+    authorization: str,
+    deadline: float = CALL_DEADLINE_SECONDS,
+    cap: int = RESPONSE_CAP_CHARS,
+) -> CallOutcome:
+    """Call the endpoint once with `authorization` as the Authorization header, exactly as given.
+
+    One deadline covers resolution, connecting, the headers and the whole body; a body past `cap`
+    characters is cut off as response-too-big.
+    """
+    session = session_for(guard)
+    started = time.monotonic()
+    outcome = within_deadline(lambda: _exchange(session, request, authorization, deadline, cap), deadline)
+    return replace(outcome, latency_ms=round((time.monotonic() - started) * 1000))
+
+
+def within_deadline(exchange: Callable[[], CallOutcome], deadline: float) -> CallOutcome:
+    """Run `exchange` under one gevent deadline; map what it raises to a failure kind.
+
+    The one place exceptions become kinds. The order of the clauses matters and is tested:
+    requests' ConnectTimeout is both a ConnectionError and a Timeout, and must be a timeout.
+    Anything else (a bug) propagates; the step turns it into that call's transport error.
+    """
+    timer = gevent.Timeout(deadline)
+    timer.start()
+    try:
+        return exchange()
+    except gevent.Timeout as exc:
+        if exc is not timer:
+            raise  # someone else's deadline (an enclosing one): not ours to silence
+        return CallOutcome(TIMED_OUT, detail=f"no complete answer within {deadline:g} s")
+    except (requests.Timeout, urllib3.exceptions.TimeoutError, TimeoutError) as exc:
+        return CallOutcome(TIMED_OUT, detail=_describe(exc))
+    except (
+        requests.RequestException,  # ConnectionError, SSLError, ChunkedEncodingError, ContentDecodingError, …
+        urllib3.exceptions.HTTPError,  # ProtocolError, DecodeError, SSLError, IncompleteRead, NewConnectionError, …
+        http.client.HTTPException,  # http.client.IncompleteRead and friends, should one escape urllib3
+        OSError,  # a reset or refused socket not wrapped by either library
+        UnicodeError,  # a body its own charset cannot decode even with replacement (UTF-16, no BOM)
+    ) as exc:
+        return CallOutcome(TRANSPORT_ERROR, detail=_describe(exc))
+    finally:
+        timer.close()
+
+
+def _exchange(
+    session: requests.Session, request: BuiltRequest, authorization: str, deadline: float, cap: int
+) -> CallOutcome:
+    headers = {**request.headers, "Authorization": authorization}
+    # The socket timeouts only back up the gevent deadline, which is what actually bounds the call.
+    response = session.request(
+        request.method, request.url, headers=headers, data=request.body,
+        stream=True, allow_redirects=False, timeout=deadline,
+    )
+    try:
+        return _judge(response, cap)
+    finally:
+        # A body read to its end has already gone back to the pool; one cut off at the cap, not read
+        # (a 3xx or error body) or broken mid-way is closed here, so its connection is never reused.
+        response.close()
+
+
+def _judge(response: requests.Response, cap: int) -> CallOutcome:
+    status = response.status_code
+    if not 200 <= status < 300:
+        # Only emptiness matters, and the body is never forwarded: one chunk at most decides.
+        kind = REFUSED if has_body(response.raw) else RETURNED_NOTHING
+        return CallOutcome(kind, http_code=status)
+    text = read_text(response.raw, charset_of(response.headers.get("Content-Type")), cap)
+    if text is None:
+        return CallOutcome(RESPONSE_TOO_BIG, http_code=status, detail=f"more than {cap} characters")
+    return CallOutcome(None, http_code=status, output=text, size_chars=len(text))
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:_DETAIL_CHARS]

@@ -1,0 +1,89 @@
+"""An organization's key set in the database: sealed rows in, parsed `SigningKey`s out.
+
+Each organization keeps an active key, retired keys still inside their publication window, and one
+standby key that is published before it ever signs (THREATS: rotation publishes the next key before it
+signs). Rotation retires the active key, promotes the standby at once, and makes a new standby.
+Private keys are unsealed once per process and kept by kid: a kid names one immutable key.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from ..database import write_transaction
+from ..models import Organization, SigningKeyRow
+from .jwks import RETIRED_KEY_PUBLISHED_SECONDS, active_key
+from .sealing import seal_private_key, unseal_private_key
+from .signing_key import SigningKey, generate_signing_key, public_jwk
+
+_unsealed: dict[str, SigningKey] = {}
+
+
+class MissingSecret(RuntimeError):
+    """TOOLGATE_SECRET_KEY is not set, so no private key can be sealed or opened."""
+
+
+def _require(secret: str) -> str:
+    if not secret:
+        raise MissingSecret("TOOLGATE_SECRET_KEY is not set: private signing keys cannot be sealed or opened.")
+    return secret
+
+
+def _store(organization: Organization, key: SigningKey, secret: str, *, standby: bool) -> None:
+    SigningKeyRow.create(organization=organization, kid=key.kid, alg=key.alg, created_at=key.created_at,
+                         sealed_private_key=seal_private_key(key, _require(secret)), standby=standby)
+
+
+def create_key_set(organization: Organization, secret: str, now: float | None = None) -> None:
+    """The first active key and its standby, for a new organization."""
+    now = time.time() if now is None else now
+    with write_transaction():
+        _store(organization, generate_signing_key(organization.algorithm, now), secret, standby=False)
+        _store(organization, generate_signing_key(organization.algorithm, now), secret, standby=True)
+
+
+def _open(row: SigningKeyRow, secret: str) -> SigningKey:
+    key = _unsealed.get(row.kid)
+    if key is None:
+        key = unseal_private_key(row.kid, row.alg, row.sealed_private_key, _require(secret), int(row.created_at))
+        _unsealed[row.kid] = key
+    retired = None if row.retired_at is None else int(row.retired_at)
+    return key if key.retired_at == retired else replace(key, retired_at=retired)
+
+
+def _rows(organization: Organization, now: float) -> list[SigningKeyRow]:
+    """The rows of keys still published at `now`, oldest first (decided without opening any key)."""
+    rows = SigningKeyRow.select().where(SigningKeyRow.organization == organization).order_by(SigningKeyRow.id)
+    return [row for row in rows
+            if row.retired_at is None or now - row.retired_at < RETIRED_KEY_PUBLISHED_SECONDS]
+
+
+def signing_key(organization: Organization, secret: str) -> SigningKey:
+    """The key that signs now for this organization."""
+    now = time.time()
+    return active_key(_open(row, secret) for row in _rows(organization, now) if not row.standby)
+
+
+def verification_keys(organization: Organization, secret: str, now: float | None = None) -> list[SigningKey]:
+    """Every key that may have signed a still-valid token (the standby has signed nothing)."""
+    now = time.time() if now is None else now
+    return [_open(row, secret) for row in _rows(organization, now) if not row.standby]
+
+
+def jwks(organization: Organization, secret: str, now: float | None = None) -> dict:
+    """The organization's JWKS: the active key, retired keys still in their window, and the standby."""
+    now = time.time() if now is None else now
+    return {"keys": [public_jwk(_open(row, secret)) for row in reversed(_rows(organization, now))]}
+
+
+def rotate(organization: Organization, secret: str, now: float | None = None) -> SigningKey:
+    """Retire the active key, promote the standby (it signs at once), publish a new standby."""
+    now = time.time() if now is None else now
+    with write_transaction():
+        SigningKeyRow.update(retired_at=now).where(
+            SigningKeyRow.organization == organization, SigningKeyRow.standby == False,  # noqa: E712
+            SigningKeyRow.retired_at.is_null()).execute()
+        SigningKeyRow.update(standby=False).where(
+            SigningKeyRow.organization == organization, SigningKeyRow.standby == True).execute()  # noqa: E712
+        _store(organization, generate_signing_key(organization.algorithm, now), secret, standby=True)
+    return signing_key(organization, secret)
