@@ -220,7 +220,7 @@ def _fail(kind: str, first: bytes = b"") -> Iterator[bytes]:
 class RestOfPath(BaseConverter):
     """Whatever follows, empty segments included (werkzeug's `path` refuses `//x` and `/`)."""
 
-    regex = "(?:/.*)?"
+    regex = r"(?:/[\s\S]*)?"  # [\s\S]: a decoded CR or LF is part of the path too
     part_isolating = False
 
 

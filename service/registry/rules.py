@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote_plus, urlsplit
 
 from ..definition import (
     BODY_METHODS,
@@ -22,6 +22,7 @@ from ..definition import (
     Parameter,
     ToolDefinition,
 )
+from ..dispatch import DefinitionError, compile_definition
 from ..errors import Violation
 from .. import limits
 
@@ -75,6 +76,9 @@ RULES: dict[str, str] = {
     "pin-other-project": "A project-specific tool can be pinned only by its own project.",
     "pin-duplicate": "A project version pins each tool once.",
     "pin-version-format": "A pin's version is a published version number or \"draft\".",
+    "url-path-format": "The URL's path cannot hold a . or .. segment or an unmatched brace.",
+    "query-key-in-url": "A query parameter cannot repeat a key the URL already fixes.",
+    "unbuildable": "The platform cannot build a safe request from this definition.",
     "display-name-format": "A display name is free text of at most 200 characters.",
 }
 
@@ -158,6 +162,11 @@ def check_definition(data: Any, *, extra_fields: frozenset[str] = frozenset()) -
         required_entitlement=entitlement,
         parameters=tuple(given),
     )
+    try:
+        # Fail closed: whatever request building would refuse, the registry refuses first.
+        compile_definition(definition)
+    except DefinitionError:
+        return None, [violation("", "unbuildable")]
     return definition, []
 
 
@@ -172,7 +181,7 @@ def _check_together(method, url, scope, session_start, given, parameters) -> lis
         if p.name in seen:
             found.append(violation(field(p, "name"), "duplicate-parameter"))
         seen.add(p.name)
-        if p.name != SUBJECT and p.name.lower() == SUBJECT:
+        if p.name != SUBJECT and p.name.casefold() == SUBJECT:
             found.append(violation(field(p, "name"), "subject-spelling"))
         if p.location == "body" and method in ("GET", "DELETE"):
             found.append(violation(field(p, "location"), "body-needs-body-method"))
@@ -183,6 +192,8 @@ def _check_together(method, url, scope, session_start, given, parameters) -> lis
                 found.append(violation(field(p, "location"), "path-needs-placeholder"))
             if not p.required:
                 found.append(violation(field(p, "required"), "path-parameter-required"))
+        if p.location == "query" and url is not None and p.name in _fixed_query_keys(url):
+            found.append(violation(field(p, "name"), "query-key-in-url"))
 
     subjects = [p for p in given if p.is_subject]
     for p in subjects:
@@ -269,7 +280,14 @@ def _check_url(url: str) -> list[Violation]:
         return [violation("url", "url-format")]
     if PLACEHOLDER_PATTERN.search(parts.netloc) or PLACEHOLDER_PATTERN.search(parts.query):
         return [violation("url", "placeholder-outside-path")]
+    unbalanced = PLACEHOLDER_PATTERN.sub("", parts.path)
+    if "{" in unbalanced or "}" in unbalanced or any(s in (".", "..") for s in parts.path.split("/")):
+        return [violation("url", "url-path-format")]
     return []
+
+
+def _fixed_query_keys(url: str) -> set[str]:
+    return {unquote_plus(pair.split("=", 1)[0]) for pair in urlsplit(url).query.split("&") if pair}
 
 
 def _placeholder_outside_path(url: str, name: str) -> bool:

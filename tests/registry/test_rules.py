@@ -81,3 +81,24 @@ def test_placeholder_in_host_is_refused():
                                  "url": "https://{tenant}.example.com/x",
                                  "parameters": [{"name": "tenant", "type": "string", "location": "path"}]})
     assert ("url", "placeholder-outside-path") in [(v.field, v.rule) for v in found]
+
+
+@pytest.mark.parametrize("url", ["https://a.example/x/../admin", "https://a.example/./x", "https://a.example/x/{id"])
+def test_dot_segments_and_unmatched_braces_in_the_url_path_are_refused(url):
+    _, found = check_definition({"name": "t", "description": "d", "method": "GET", "url": url})
+    assert [(v.field, v.rule) for v in found] == [("url", "url-path-format")]
+
+
+def test_a_query_parameter_cannot_repeat_a_key_fixed_in_the_url():
+    _, found = check_definition({"name": "t", "description": "d", "method": "GET", "url": "https://a.example/x?v=2",
+                                 "parameters": [{"name": "v", "type": "string", "location": "query"}]})
+    assert [(v.field, v.rule) for v in found] == [("parameters[0].name", "query-key-in-url")]
+
+
+def test_every_valid_definition_compiles_into_a_request_template():
+    """The registry refuses whatever request building would (it calls the dispatcher's compiler last)."""
+    from service.dispatch import compile_definition
+
+    for vector in ACCEPTED:
+        definition, found = check_definition(vector["definition"])
+        assert found == [] and compile_definition(definition).definition == definition

@@ -1,0 +1,69 @@
+"""Every failure kind end to end: the platform calls real endpoints on loopback and hands back the spec's object."""
+import time
+
+import requests
+
+from service.database import db
+from service.models import CallRecord
+
+from .conftest import Conversation, publish_project, tool
+
+
+def test_every_failure_kind_and_boundary_in_one_parallel_step(service, backend):
+    """One step carries every case, so the 10 s deadline is waited on once, not once per case."""
+    cases = {
+        # name: (path on the mock, expected result)
+        "exact_cap": ("/chars/16384?char=%C3%A9", {"output": "é" * 16384}),
+        "over_cap": ("/chars/16385?char=%C3%A9", {"error": {"status": "error", "kind": "response-too-big", "httpCode": 200}}),
+        "huge": ("/chars/1073741824", {"error": {"status": "error", "kind": "response-too-big", "httpCode": 200}}),
+        "gzip_bomb": ("/gzip-bomb", {"error": {"status": "error", "kind": "response-too-big", "httpCode": 200}}),
+        "refused": ("/status/404", {"error": {"status": "error", "kind": "refused", "httpCode": 404}}),
+        "returned_nothing": ("/status/500/empty", {"error": {"status": "error", "kind": "returned-nothing", "httpCode": 500}}),
+        "empty_success": ("/status/204/empty", {"output": ""}),
+        "redirect_with_body": ("/redirect?code=302&body=1", {"error": {"status": "error", "kind": "refused", "httpCode": 302}}),
+        "redirect_empty": ("/redirect?code=302&body=0", {"error": {"status": "error", "kind": "returned-nothing", "httpCode": 302}}),
+        "slow_but_in_time": ("/delay/9", {"output": '{"slept":9.0}\n'}),
+        "too_slow": ("/delay/11", {"error": {"status": "error", "kind": "timed-out"}}),
+        "drip": ("/drip?bytes=10000&interval=1", {"error": {"status": "error", "kind": "timed-out"}}),
+        "reset": ("/fault/reset", {"error": {"status": "error", "kind": "transport-error"}}),
+        "empty_response": ("/fault/empty-response", {"error": {"status": "error", "kind": "transport-error"}}),
+    }
+    tools = [tool(name, f"{backend}/tools/{name}{path}") for name, (path, _) in cases.items()]
+    tools.append(tool("closed_port", "http://127.0.0.1:9/nothing"))
+    tools.append(tool("no_such_host", "http://no-such-host.invalid/x"))
+    publish_project(service, tools)
+    conversation = Conversation(service, service.session_token("alice"))
+    turn = conversation.turn()
+    started = time.monotonic()
+    results = conversation.step(turn, *[(t["name"], {}) for t in tools], ("hallucinated_tool", {}))
+    wall = time.monotonic() - started
+    by_name = {r["name"]: r for r in results}
+    for name, (_, expected) in cases.items():
+        got = {k: v for k, v in by_name[name].items() if k in ("output", "error")}
+        assert got == expected, name
+    transport = {"status": "error", "kind": "transport-error"}
+    assert by_name["closed_port"]["error"] == transport
+    assert by_name["no_such_host"]["error"] == transport
+    assert by_name["hallucinated_tool"]["error"] == {"status": "error", "kind": "unknown-tool"}
+    assert wall < 14, f"the step took {wall:.1f} s: its calls did not overlap"
+    assert [r["id"] for r in results] == [str(i) for i in range(len(results))]  # the calls' order
+
+    with db.connection_context():
+        records = {r.tool: r for r in CallRecord.select()}
+    assert records["over_cap"].kind == "response-too-big" and records["over_cap"].size_chars is None
+    assert records["exact_cap"].kind is None and records["exact_cap"].size_chars == 16384
+    assert records["refused"].http_code == 404
+    assert records["too_slow"].latency_ms >= 9_900
+    assert records["hallucinated_tool"].kind == "unknown-tool" and records["hallucinated_tool"].jti is None
+    assert all(r.turn == turn and r.subject == "alice" for r in records.values())
+
+
+def test_loopback_is_refused_unless_the_operator_allows_it(tmp_path):
+    from ..live import live_service, mock_backend
+
+    with live_service(tmp_path, allowed_networks=()) as service, mock_backend([service.issuer]) as backend:
+        publish_project(service, [tool("local", backend + "/tools/local/echo")])
+        conversation = Conversation(service, service.session_token("alice"))
+        result = conversation.step(conversation.turn(), ("local", {}))[0]
+        assert result["error"] == {"status": "error", "kind": "transport-error"}
+        assert requests.get(backend + "/_calls", timeout=5).json() == {"calls": []}  # nothing reached it

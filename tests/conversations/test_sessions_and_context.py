@@ -1,0 +1,99 @@
+"""Session-start context, parallel steps, and who may see a conversation."""
+import time
+
+import jwt
+
+from .conftest import SUBJECT_IN_PATH, Conversation, publish_project, tool
+
+
+def test_session_start_tools_run_once_in_parallel_and_fill_the_context(service, backend):
+    import requests
+
+    publish_project(service, [
+        tool("get_profile", backend + "/users/{subject}/profile", scope="per_user", runs_at_session_start=True,
+             parameters=[SUBJECT_IN_PATH]),
+        tool("slow_start", backend + "/tools/slow_start/delay/1", runs_at_session_start=True),
+        tool("slow_start_2", backend + "/tools/slow_start_2/delay/1", runs_at_session_start=True),
+        tool("broken_start", backend + "/tools/broken_start/status/500", runs_at_session_start=True),
+        tool("vip_start", backend + "/tools/vip_start/echo", runs_at_session_start=True, required_entitlement="vip"),
+        tool("search", backend + "/tools/search/echo"),
+    ])
+    started = time.monotonic()
+    conversation = Conversation(service, service.session_token("alice"))
+    assert time.monotonic() - started < 1.9  # the two 1-second tools overlapped
+    context = {item["tool"]: item for item in conversation.opened["context"]}
+    assert set(context) == {"get_profile", "slow_start", "slow_start_2", "broken_start"}  # vip_start skipped
+    assert all(item["authoritative"] is True for item in context.values())
+    assert context["get_profile"]["description"] == "The get_profile tool."
+    assert '"loyalty_tier"' in context["get_profile"]["output"]
+    assert context["broken_start"] == {"tool": "broken_start", "description": "The broken_start tool.",
+                                       "authoritative": True,
+                                       "error": {"status": "error", "kind": "refused", "httpCode": 500}}
+    assert [t["name"] for t in conversation.tools()] == ["search"]  # session-start tools are not offered
+
+    calls_before = len(requests.get(backend + "/_calls", timeout=5).json()["calls"])
+    again = service.as_session("GET", f"/v1/conversations/{conversation.id}", conversation.token).json()
+    assert again["context"] == conversation.opened["context"]
+    assert len(requests.get(backend + "/_calls", timeout=5).json()["calls"]) == calls_before
+    session_turns = {c["turn"] for c in requests.get(backend + "/_calls", timeout=5).json()["calls"]}
+    assert len(session_turns) == 1  # session-start calls share a turn id of their own
+
+
+def test_a_session_start_tool_called_by_the_model_is_unknown(service, backend):
+    publish_project(service, [tool("get_profile", backend + "/users/{subject}/profile", scope="per_user",
+                                   runs_at_session_start=True, parameters=[SUBJECT_IN_PATH])])
+    conversation = Conversation(service, service.session_token("alice"))
+    result = conversation.step(conversation.turn(), ("get_profile", {}))[0]
+    assert result["error"]["kind"] == "unknown-tool"
+
+
+def test_two_one_second_calls_in_one_step_take_about_one_second(service, backend):
+    publish_project(service, [tool("slow_a", backend + "/tools/slow_a/delay/1"),
+                              tool("slow_b", backend + "/tools/slow_b/delay/1")])
+    conversation = Conversation(service, service.session_token("alice"))
+    turn = conversation.turn()
+    started = time.monotonic()
+    results = conversation.step(turn, ("slow_a", {}), ("slow_b", {}))
+    assert time.monotonic() - started < 1.8
+    assert all("output" in r for r in results)
+
+
+def test_a_conversation_is_visible_only_to_its_subject(service, backend):
+    publish_project(service, [tool("search", backend + "/tools/search/echo")])
+    conversation = Conversation(service, service.session_token("alice"))
+    bob = service.session_token("bob")
+    for method, path in [("GET", f"/v1/conversations/{conversation.id}"),
+                         ("GET", f"/v1/conversations/{conversation.id}/tools"),
+                         ("POST", f"/v1/conversations/{conversation.id}/turns")]:
+        assert service.as_session(method, path, bob).status_code == 404
+
+
+def test_expired_or_forged_session_tokens_are_401(service, backend):
+    publish_project(service, [tool("search", backend + "/tools/search/echo")])
+    expired = service.session_token("alice", ttl=1)
+    time.sleep(7)  # past the token's lifetime plus the verifier's few seconds of skew
+    assert service.as_session("POST", "/v1/conversations", expired, json={"project": "shop"}).status_code == 401
+    good = service.session_token("alice")
+    header, payload, signature = good.split(".")
+    claims = jwt.decode(good, options={"verify_signature": False})
+    forged = jwt.encode({**claims, "sub": "bob"}, "secret", algorithm="HS256", headers={"kid": jwt.get_unverified_header(good)["kid"]})
+    for token in (forged, f"{header}.{payload}.", "not-a-token", service.admin_key):
+        response = service.as_session("POST", "/v1/conversations", token, json={"project": "shop"})
+        assert response.status_code == 401, token
+
+
+def test_session_tokens_are_minted_only_by_backend_or_admin_keys_within_30_minutes(service):
+    def mint(key, **body):
+        return service.api("POST", "/v1/session-tokens", key, json={"subject": "alice", **body})
+
+    assert mint(service.backend_key).status_code == 201
+    assert mint(service.admin_key).status_code == 201
+    assert mint(service.agent_key).status_code == 403
+    too_long = mint(service.backend_key, ttl_seconds=1801)
+    assert too_long.status_code == 422 and too_long.json()["errors"][0]["field"] == "ttl_seconds"
+    token = mint(service.backend_key, entitlements=["a:b"]).json()["token"]
+    claims = jwt.decode(token, options={"verify_signature": False})
+    assert set(claims) == {"iss", "aud", "sub", "anon", "entitlements", "iat", "exp", "jti"}
+    assert claims["aud"] == claims["iss"] == service.issuer
+    assert claims["exp"] - claims["iat"] == 1800
+    assert jwt.get_unverified_header(token)["typ"] != "JWT"  # never mistaken for a call assertion
