@@ -20,7 +20,7 @@ install: $(STAMP)
 
 ## Start the service on SQLite with a demo organization, plus the mock backend.
 run: $(STAMP)
-	$(BIN)/python -m service.demo --host $(HOST) --port $(PORT) --mock-port $(MOCK_PORT) --state $(STATE)
+	$(BIN)/toolgate demo --host $(HOST) --port $(PORT) --mock-port $(MOCK_PORT) --state $(STATE)
 
 ## Every test. PostgreSQL runs too when TOOLGATE_TEST_POSTGRES_URL is set (CI sets it).
 test: $(STAMP)

@@ -63,6 +63,18 @@ def serve(host: str, port: int, database: str | None, public_url: str | None) ->
     serve_app(app, host, port)
 
 
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8080, show_default=True, type=int)
+@click.option("--mock-port", default=8090, show_default=True, type=int)
+@click.option("--state", default=".toolgate", show_default=True, help="Where the demo keeps its secret and keys.")
+def demo(host: str, port: int, mock_port: int, state: str) -> None:
+    """The demo (`make run`): the service on SQLite with a demo organization and the mock backend."""
+    from .demo import run
+
+    run(host, port, mock_port, state)
+
+
 @cli.group()
 def org() -> None:
     """Organizations."""

@@ -1,0 +1,139 @@
+"""`make run`: the service on SQLite with a demo organization whose tools call the mock backend.
+
+Everything it makes is kept between runs: the secret that seals private keys and the demo's API keys live in
+`.toolgate/` (API keys are shown once and only their hashes are stored, so the demo keeps its own copy), the
+database in `toolgate.db`. Running it again reuses them.
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+from .config import Config
+
+DEMO_ORG = "demo"
+DEMO_PROJECT = "shop"
+SUBJECT = {"name": "subject", "type": "string", "location": "path"}
+
+
+def demo_tools(mock: str) -> list[dict]:
+    """The demo shop's tools, pointing at the mock backend's routes of the same names."""
+    return [
+        {"name": "get_profile", "display_name": "Customer profile", "scope": "per_user",
+         "description": "The signed-in customer's name, loyalty tier and dietary notes.", "method": "GET",
+         "url": f"{mock}/users/{{subject}}/profile", "runs_at_session_start": True, "parameters": [SUBJECT]},
+        {"name": "get_orders", "display_name": "Customer orders", "scope": "per_user",
+         "description": "The signed-in customer's recent orders, optionally only open or shipped ones.",
+         "method": "GET", "url": f"{mock}/users/{{subject}}/orders", "parameters": [
+             SUBJECT, {"name": "status", "type": "string", "location": "query", "required": False,
+                       "description": "open or shipped"}]},
+        {"name": "get_order", "display_name": "One order", "scope": "per_user",
+         "description": "One of the signed-in customer's orders by its id, such as o-1001.", "method": "GET",
+         "url": f"{mock}/users/{{subject}}/orders/{{order_id}}", "parameters": [
+             SUBJECT, {"name": "order_id", "type": "string", "location": "path"}]},
+        {"name": "search_products", "display_name": "Product search", "scope": "shared",
+         "description": "Products whose name matches a search term, optionally under a maximum price.",
+         "method": "GET", "url": f"{mock}/products", "parameters": [
+             {"name": "q", "type": "string", "location": "query", "description": "search term"},
+             {"name": "max_price", "type": "number", "location": "query", "required": False}]},
+        {"name": "add_to_cart", "display_name": "Add to cart", "scope": "per_user",
+         "description": "Adds products to the signed-in customer's cart by their ids; returns the cart.",
+         "method": "POST", "url": f"{mock}/users/{{subject}}/cart", "required_entitlement": "cart:write",
+         "parameters": [SUBJECT, {"name": "product_ids", "type": "array", "element_type": "string",
+                                  "location": "body"}]},
+    ]
+
+
+def _secret(state: Path) -> str:
+    path = state / "secret_key"
+    if not path.exists():
+        path.write_text(secrets.token_urlsafe(32))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+def prepare(config: Config, state: Path, mock: str) -> dict:
+    """Create (once) the demo organization, its keys and its published project; return the demo's API keys."""
+    from .database import db, open_database
+    from .migrations import migrate
+    from .registry import create_api_key, get_organization, publish_project, register_tool, save_project_draft
+    from .registry import create_project
+    from .setup import create_organization_with_keys
+
+    keys_file = state / "demo.json"
+    open_database(config.database_url)
+    with db.connection_context():
+        migrate()
+        organization = get_organization(DEMO_ORG)
+        if organization is not None and keys_file.exists():
+            return json.loads(keys_file.read_text())
+        if organization is not None:
+            raise SystemExit(f"The database has a '{DEMO_ORG}' organization but {keys_file} is gone: "
+                             "remove toolgate.db to start the demo afresh.")
+        admin = create_organization_with_keys(config, DEMO_ORG)
+        organization = get_organization(DEMO_ORG)
+        keys = {"admin": admin, "agent": create_api_key(organization, "agent", "demo agent"),
+                "backend": create_api_key(organization, "backend", "demo backend")}
+        actor = "person:admin:demo-setup"
+        create_project(organization, DEMO_PROJECT, actor)
+        for definition in demo_tools(mock):
+            register_tool(organization, definition, actor)
+        save_project_draft(organization, DEMO_PROJECT,
+                           [{"tool": t["name"], "version": "draft"} for t in demo_tools(mock)], actor)
+        publish_project(organization, DEMO_PROJECT, actor)
+    keys_file.write_text(json.dumps(keys, indent=1))
+    keys_file.chmod(0o600)
+    return keys
+
+
+def banner(base: str, mock: str, keys: dict, issuer: str) -> str:
+    return f"""
+Toolgate is running.
+  dashboard        {base}/            (sign in with the admin key)
+  API reference    {base}/api          OpenAPI: {base}/openapi.json
+  issuer / JWKS    {issuer}/.well-known/jwks.json
+  mock backend     {mock}              (the demo shop; it verifies every signed call)
+  admin key        {keys['admin']}
+  agent key        {keys['agent']}
+  backend key      {keys['backend']}
+
+Try it:
+  TOKEN=$(curl -s -X POST {base}/v1/session-tokens -H "Authorization: Bearer {keys['backend']}" \\
+      -H 'Content-Type: application/json' -d '{{"subject": "alice"}}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
+  curl -s -X POST {base}/v1/conversations -H "Authorization: Bearer $TOKEN" \\
+      -H 'Content-Type: application/json' -d '{{"project": "{DEMO_PROJECT}"}}'
+State: toolgate.db and .toolgate/ (delete both to start afresh). Stop with Ctrl-C.
+"""
+
+
+def run(host: str, port: int, mock_port: int, state_dir: str) -> None:
+    """Start the mock backend and the service, printing where to look."""
+    import signal
+
+    import gevent
+
+    from . import create_app
+    from .server import make_server
+
+    state = Path(state_dir)
+    state.mkdir(exist_ok=True)
+    base, mock = f"http://{host}:{port}", f"http://{host}:{mock_port}"
+    config = Config.from_env().with_overrides(public_url=base, secret_key=_secret(state))
+    if not config.allowed_networks:  # the demo's endpoints live on loopback; production allows none by default
+        config = config.with_overrides(allowed_networks=("127.0.0.0/8",))
+    keys = prepare(config, state, mock)
+    issuer = config.issuer(DEMO_ORG)
+    backend = subprocess.Popen([sys.executable, "-m", "mock_backend", "--host", host, "--port", str(mock_port),
+                                "--issuer", issuer], env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        server = make_server(create_app(config), host, port)
+        gevent.signal_handler(signal.SIGTERM, server.stop)  # so the mock backend is stopped with us
+        print(banner(base, mock, keys, issuer), flush=True)
+        server.serve_forever()
+    finally:
+        backend.terminate()
+        backend.wait(timeout=5)
