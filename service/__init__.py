@@ -39,6 +39,9 @@ def create_app(config: Config | None = None) -> "Flask":
 
     from .conversations import Dispatcher
     from .dispatch import AddressGuard
+    from .server import tune_hub
+
+    tune_hub()  # every way of serving (CLI, gunicorn, tests) builds its app here
 
     app.extensions["toolgate_dispatcher"] = Dispatcher(config=config, guard=AddressGuard(config.allowed_networks))
     register_api(app)

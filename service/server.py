@@ -17,6 +17,20 @@ class NoDelayHandler(WSGIHandler):
         super().__init__(sock, address, server, rfile)
 
 
+#: Threads gevent may use for blocking name lookups. Its default of 10 lets ten lookups that never answer
+#: stall every other call's resolution; each lookup already has its own budget inside the call deadline.
+RESOLVER_THREADS = 128
+
+
+def tune_hub() -> None:
+    """Size this process's gevent thread pool (used for DNS) for a whole step of lookups at once."""
+    import gevent
+
+    pool = gevent.get_hub().threadpool
+    if pool.maxsize < RESOLVER_THREADS:
+        pool.maxsize = RESOLVER_THREADS
+
+
 def make_server(app, host: str, port: int) -> WSGIServer:
     """A gevent WSGI server for `app` (port 0 picks a free one: read `server.server_port`)."""
     return WSGIServer((host, port), app, handler_class=NoDelayHandler, log=None)
