@@ -63,6 +63,11 @@ def unauthorized(message: str = "Missing or invalid credentials.") -> ServiceErr
     return ServiceError(401, "unauthorized", message)
 
 
+def concurrent_change() -> ServiceError:
+    """409 when the database refused a write because a concurrent one won."""
+    return ServiceError(409, "conflict", "A concurrent change won; reload and try again.")
+
+
 def precondition_failed() -> ServiceError:
     return ServiceError(
         412, "stale-draft", "The draft has changed since you read it; reload it and save again."

@@ -6,7 +6,7 @@ from flask_smorest import Api
 from peewee import IntegrityError
 from werkzeug.exceptions import HTTPException
 
-from ..errors import ServiceError
+from ..errors import ServiceError, concurrent_change
 
 API_SETTINGS = {
     "API_TITLE": "Toolgate",
@@ -26,13 +26,14 @@ def register_api(app: Flask) -> Api:
 
     from .conversations.routes import blp as conversations
     from .keys.routes import blp as keys
+    from .ops.routes import blp as ops
     from .projects.routes import blp as projects
     from .tools.routes import blp as tools
 
     app.config.update({k: v for k, v in API_SETTINGS.items() if k not in app.config})
     api = Api(app, spec_kwargs={"components": {"securitySchemes": {
         "bearer": {"type": "http", "scheme": "bearer"}}}})
-    for blueprint in (tools, projects, keys, conversations):
+    for blueprint in (tools, projects, keys, conversations, ops):
         api.register_blueprint(blueprint)
 
     @app.get("/api/assets/<path:filename>")
@@ -59,7 +60,7 @@ def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(IntegrityError)
     def integrity_error(_error):
         # The database refused a write a concurrent one won: a clean conflict, never a 500.
-        return error_response(ServiceError(409, "conflict", "A concurrent change won; reload and try again."))
+        return error_response(concurrent_change())
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException):

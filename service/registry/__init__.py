@@ -22,6 +22,7 @@ from .projects import (
 )
 from .rules import RULES, check_definition
 from .tools import (
+    REGISTRATION_FIELDS,
     definition_of,
     etag,
     get_tool,
@@ -29,6 +30,7 @@ from .tools import (
     list_tools,
     publish_tool,
     published_read_only,
+    refusal,
     register_tool,
     relabel,
     save_draft,
