@@ -24,6 +24,9 @@ def create_app(config: Config | None = None) -> "Flask":
     app = Flask(__name__)
     app.config.update(config.flask)
     app.extensions["toolgate_config"] = config
+    from .api.ops.hooks import install as install_observability
+
+    install_observability(app)  # first, so every request has an id and a log line, even one that fails to connect
     database = open_database(config.database_url)
     with database.connection_context():
         check_current(database)

@@ -14,11 +14,11 @@ def _config(database: str | None = None, public_url: str | None = None) -> Confi
     return Config.from_env().with_overrides(database_url=database, public_url=public_url)
 
 
-def _open(config: Config, *, check: bool = True):
-    from .database import open_database
+def _open(config: Config, *, check: bool = True, pooled: bool = True):
+    from .database import make_database, open_database
     from .migrations import check_current
 
-    database = open_database(config.database_url)
+    database = open_database(config.database_url) if pooled else make_database(config.database_url, pooled=False)
     database.connect(reuse_if_open=True)
     if check:
         check_current(database)
@@ -46,19 +46,33 @@ def migrate(database: str | None) -> None:
 @click.option("--port", default=8080, show_default=True, type=int)
 @click.option("--database", help="Database URL (default: TOOLGATE_DATABASE_URL or sqlite:///toolgate.db).")
 @click.option("--public-url", help="Base of issuer URLs (default: TOOLGATE_PUBLIC_URL).")
-def serve(host: str, port: int, database: str | None, public_url: str | None) -> None:
-    """Run the service under gevent's WSGI server."""
+@click.option("--workers", type=click.IntRange(1, 64), envvar="TOOLGATE_WORKERS",
+              help="Run under gunicorn with this many gevent worker processes (production; default: "
+                   "TOOLGATE_WORKERS, else one process on gevent's own server).")
+def serve(host: str, port: int, database: str | None, public_url: str | None, workers: int | None) -> None:
+    """Run the service: one gevent process, or with --workers, gunicorn's gevent workers on the same app."""
     from . import create_app
     from .migrations import SchemaBehind
-    from .server import serve_app
 
     config = _config(database, public_url)
     if public_url is None and "TOOLGATE_PUBLIC_URL" not in os.environ:
         config = config.with_overrides(public_url=f"http://{host}:{port}")
     try:
-        app = create_app(config)
+        if workers is None:
+            app = create_app(config)
+        else:  # checked once here, on a connection of its own: the workers build their apps after the fork
+            _open(config, pooled=False).close()
     except SchemaBehind as error:
         raise click.ClickException(str(error)) from None
+    if workers is not None:
+        from .wsgi import serve_workers
+
+        click.echo(f"toolgate listening on http://{host}:{port} with {workers} gevent workers "
+                   f"(database {config.database_url})")
+        serve_workers(lambda: create_app(config), host, port, workers)
+        return
+    from .server import serve_app
+
     click.echo(f"toolgate listening on http://{host}:{port} (database {config.database_url})")
     serve_app(app, host, port)
 
@@ -67,12 +81,13 @@ def serve(host: str, port: int, database: str | None, public_url: str | None) ->
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8080, show_default=True, type=int)
 @click.option("--mock-port", default=8090, show_default=True, type=int)
+@click.option("--model-port", default=8091, show_default=True, type=int, help="The scripted model's port.")
 @click.option("--state", default=".toolgate", show_default=True, help="Where the demo keeps its secret and keys.")
-def demo(host: str, port: int, mock_port: int, state: str) -> None:
-    """The demo (`make run`): the service on SQLite with a demo organization and the mock backend."""
+def demo(host: str, port: int, mock_port: int, model_port: int, state: str) -> None:
+    """The demo (`make run`): the service on SQLite with a demo organization, the mock backend and a model."""
     from .demo import run
 
-    run(host, port, mock_port, state)
+    run(host, port, mock_port, state, model_port)
 
 
 @cli.group()
@@ -124,6 +139,54 @@ def key_create(slug: str, role: str, label: str, as_json: bool, database: str | 
         raise click.ClickException(f"No organization {slug!r}.")
     secret = create_api_key(organization, role, label)
     click.echo(json.dumps({"key": secret, "role": role}) if as_json else f"{role} key {secret}  (shown once)")
+
+
+@cli.group()
+def audit() -> None:
+    """The audit trail of registry changes."""
+
+
+@audit.command("verify")
+@click.option("--org", "slug", help="Verify one organization's trail (default: every organization's).")
+@click.option("--database")
+def audit_verify(slug: str | None, database: str | None) -> None:
+    """Recompute the audit hash chain; exit 1 naming the first record that was edited or removed."""
+    from .ops.audit import verify
+    from .registry import get_organization
+
+    _open(_config(database))
+    organization = None
+    if slug is not None:
+        organization = get_organization(slug)
+        if organization is None:
+            raise click.ClickException(f"No organization {slug!r}.")
+    result = verify(organization)
+    for org_slug, (seq, digest) in sorted(result.heads.items()):
+        click.echo(f"{org_slug}: head #{seq} {digest}")
+    if not result.ok:
+        raise click.ClickException(f"audit trail broken: {result.first_break.describe()}")
+    click.echo(f"audit trail intact: {result.records} records")
+
+
+@cli.group()
+def calls() -> None:
+    """The call log."""
+
+
+@calls.command("purge")
+@click.option("--days", type=float, help="Keep this many days (default: TOOLGATE_CALL_RETENTION_DAYS, or 30).")
+@click.option("--batch", type=click.IntRange(1, 10_000), help="Records deleted per transaction (default 500).")
+@click.option("--database")
+def calls_purge(days: float | None, batch: int | None, database: str | None) -> None:
+    """Delete call records past their retention, in short batches (safe while the service runs)."""
+    from .ops.calls import PURGE_BATCH, purge
+
+    config = _config(database)
+    _open(config)
+    retention = config.call_retention_days if days is None else days
+    if retention < 0:
+        raise click.ClickException("--days cannot be negative.")
+    click.echo(f"purged {purge(retention, batch=batch or PURGE_BATCH)} call records older than {retention:g} days")
 
 
 @cli.command("mock-backend", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})

@@ -18,6 +18,7 @@ from ..keys import mint_assertion, new_turn_id
 from ..keys.store import signing_key
 from ..limits import MAX_CALLS_PER_STEP
 from ..models import CallRecord, Conversation, Turn, now
+from ..ops import calls as calls_log
 from ..registry import get_project
 from .offered import PinnedTool, offered, pinned_tools, resolve_project_version
 from .sessions import Session
@@ -163,10 +164,12 @@ def _record(session, conversation_id, turn, calls, tools, outcomes, jtis, sessio
     if not calls:
         return
     created = now()
-    CallRecord.insert_many([{
+    rows = [{
         "organization": session.organization.id, "conversation_id": conversation_id, "turn": turn,
         "tool": call.name[:64], "tool_version": tools[call.name].version if call.name in tools else None,
         "subject": session.subject, "anonymous": session.anonymous, "kind": o.kind, "http_code": o.http_code,
         "latency_ms": o.latency_ms, "size_chars": o.size_chars, "jti": jti, "session_start": session_start,
         "created_at": created,
-    } for call, o, jti in zip(calls, outcomes, jtis)]).execute()
+    } for call, o, jti in zip(calls, outcomes, jtis)]
+    CallRecord.insert_many(rows).execute()
+    calls_log.observe(session.organization, rows, session_start=session_start)  # metrics and one log line a call

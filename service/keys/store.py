@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from ..database import write_transaction
 from ..models import Organization, SigningKeyRow
+from ..ops import audit
 from .jwks import RETIRED_KEY_PUBLISHED_SECONDS, active_key
 from .sealing import seal_private_key, unseal_private_key
 from .signing_key import SigningKey, generate_signing_key, public_jwk
@@ -76,14 +77,26 @@ def jwks(organization: Organization, secret: str, now: float | None = None) -> d
     return {"keys": [public_jwk(_open(row, secret)) for row in reversed(_rows(organization, now))]}
 
 
-def rotate(organization: Organization, secret: str, now: float | None = None) -> SigningKey:
+def rotate(organization: Organization, secret: str, actor: str, now: float | None = None) -> SigningKey:
     """Retire the active key, promote the standby (it signs at once), publish a new standby."""
     now = time.time() if now is None else now
     with write_transaction():
+        before = _key_set_state(organization)
         SigningKeyRow.update(retired_at=now).where(
             SigningKeyRow.organization == organization, SigningKeyRow.standby == False,  # noqa: E712
             SigningKeyRow.retired_at.is_null()).execute()
         SigningKeyRow.update(standby=False).where(
             SigningKeyRow.organization == organization, SigningKeyRow.standby == True).execute()  # noqa: E712
         _store(organization, generate_signing_key(organization.algorithm, now), secret, standby=True)
+        after = _key_set_state(organization)
+        audit.record(organization, actor, audit.KEY_ROTATE, audit.SIGNING_KEY, next(iter(after["active"]), ""),
+                     before=before, after=after)
     return signing_key(organization, secret)
+
+
+def _key_set_state(organization: Organization) -> dict[str, list[str]]:
+    """The unretired keys for the audit trail, by kid: which signs and which waits (never a private key)."""
+    rows = list(SigningKeyRow.select(SigningKeyRow.kid, SigningKeyRow.standby)
+                .where(SigningKeyRow.organization == organization, SigningKeyRow.retired_at.is_null())
+                .order_by(SigningKeyRow.id))
+    return {"active": [r.kid for r in rows if not r.standby], "standby": [r.kid for r in rows if r.standby]}

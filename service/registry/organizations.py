@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from ..database import write_transaction
 from ..errors import ServiceError, Violation, unauthorized
 from ..models import ApiKey, Organization, now
+from ..ops import audit
 
 ROLES = ("admin", "agent", "backend")
 KEY_PREFIX = "tgk"
@@ -50,8 +51,8 @@ def _hash(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-def create_api_key(organization: Organization, role: str, label: str = "") -> str:
-    """Make a key and return it whole, the only time it is ever seen."""
+def create_api_key(organization: Organization, role: str, label: str = "", actor: str = audit.CLI_ACTOR) -> str:
+    """Make a key and return it whole, the only time it is ever seen (the audit trail gets its public id only)."""
     if role not in ROLES:
         raise ServiceError(422, "invalid", "The role is invalid.", [Violation(
             "role", "role-unsupported", "The role must be one of admin, agent, or backend.")])
@@ -60,6 +61,8 @@ def create_api_key(organization: Organization, role: str, label: str = "") -> st
     with write_transaction():
         ApiKey.create(organization=organization, key_id=key_id, secret_hash=_hash(secret), role=role,
                       label=label, created_at=now())
+        audit.record(organization, actor, audit.API_KEY_CREATE, audit.API_KEY, key_id,
+                     after={"key_id": key_id, "role": role, "label": label})
     return f"{KEY_PREFIX}_{key_id}_{secret}"
 
 

@@ -13,8 +13,9 @@ from peewee import fn
 from ..database import write_transaction
 from ..errors import ServiceError, Violation, invalid, not_found
 from ..models import Organization, Pin, Project, ProjectDraft, ProjectVersion, Tool, ToolVersion, now
+from ..ops import audit
 from .rules import check_definition, violation
-from .tools import draft_of, publish_draft_in_transaction, refusal, unique_or
+from .tools import audit_publish, draft_of, publish_draft_in_transaction, refusal, unique_or
 
 PROJECT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 DRAFT = "draft"
@@ -43,6 +44,7 @@ def create_project(organization: Organization, name: Any, actor: str) -> Project
             raise ServiceError(409, taken.rule, taken.message, [taken])
         project = Project.create(organization=organization, name=name, created_at=now())
         ProjectDraft.create(project=project, pins=[], revision=1, updated_at=now(), updated_by=actor)
+        audit.record(organization, actor, audit.PROJECT_CREATE, audit.PROJECT, name, after=[])
     return project
 
 
@@ -59,7 +61,10 @@ def start_project_draft(organization: Organization, name: str, actor: str) -> Pr
         latest = project.versions.order_by(ProjectVersion.number.desc()).first()
         pins = [] if latest is None else [
             {"tool": pin.tool.name, "version": pin.tool_version.number} for pin in latest.pins.order_by(Pin.id)]
-        return ProjectDraft.create(project=project, pins=pins, revision=1, updated_at=now(), updated_by=actor)
+        draft = ProjectDraft.create(project=project, pins=pins, revision=1, updated_at=now(), updated_by=actor)
+        audit.record(organization, actor, audit.PROJECT_START_DRAFT, audit.PROJECT, project.name,
+                     version=latest.number if latest else None, after=pins)
+        return draft
 
 
 def check_pins(project: Project, pins: Any, *, publishing: bool = False) -> list[Violation]:
@@ -112,6 +117,8 @@ def save_project_draft(organization: Organization, name: str, pins: Any, actor: 
             raise refusal("project-no-draft")
         ProjectDraft.update(pins=pins, revision=ProjectDraft.revision + 1, updated_at=now(),
                             updated_by=actor).where(ProjectDraft.id == draft.id).execute()
+        audit.record(organization, actor, audit.PROJECT_PIN, audit.PROJECT, project.name, before=draft.pins,
+                     after=pins)
     return project_draft(project)
 
 
@@ -126,10 +133,12 @@ def publish_project(organization: Organization, name: str, actor: str) -> Projec
         if found:
             raise invalid(found)
         pinned: list[tuple[Tool, ToolVersion]] = []
+        published: list[tuple[Tool, ToolVersion]] = []
         for pin in draft.pins:
             tool = Tool.get(Tool.organization == organization, Tool.name == pin["tool"])
             if pin["version"] == DRAFT:
                 version = publish_draft_in_transaction(tool, actor)
+                published.append((tool, version))
             else:
                 version = ToolVersion.get(ToolVersion.tool == tool, ToolVersion.number == pin["version"])
             pinned.append((tool, version))
@@ -142,6 +151,11 @@ def publish_project(organization: Organization, name: str, actor: str) -> Projec
         if ProjectDraft.delete().where(ProjectDraft.id == draft.id,
                                        ProjectDraft.revision == draft.revision).execute() != 1:
             raise refusal("project-no-draft")
+        # Recorded last, so the audit chain's lock is the last one this transaction takes.
+        for tool, version in published:
+            audit_publish(organization, tool, version, actor)
+        audit.record(organization, actor, audit.PROJECT_PUBLISH, audit.PROJECT, project.name, version=number,
+                     before=draft.pins, after=[{"tool": t.name, "version": v.number} for t, v in pinned])
     return project_version
 
 

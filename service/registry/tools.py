@@ -13,6 +13,7 @@ from ..database import write_transaction
 from ..definition import ToolDefinition
 from ..errors import ServiceError, Violation, conflict, invalid, not_found, precondition_failed
 from ..models import Organization, Project, Tool, ToolDraft, ToolVersion, now
+from ..ops import audit
 from .. import limits
 from .rules import check_definition, violation
 
@@ -98,6 +99,7 @@ def register_tool(organization: Organization, data: dict[str, Any], actor: str) 
         tool = Tool.create(organization=organization, name=definition.name, display_name=display_name,
                            project=project, created_at=now())
         ToolDraft.create(tool=tool, definition=definition.to_dict(), revision=1, updated_at=now(), updated_by=actor)
+        audit.record(organization, actor, audit.REGISTER, audit.TOOL, tool.name, after=definition.to_dict())
     return tool
 
 
@@ -132,6 +134,10 @@ def save_draft(organization: Organization, name: str, data: dict[str, Any], acto
             raise precondition_failed()
         if "display_name" in data and display_name != tool.display_name:
             Tool.update(display_name=display_name).where(Tool.id == tool.id).execute()
+            audit.record(organization, actor, audit.RELABEL, audit.TOOL, tool.name,
+                         before={"display_name": tool.display_name}, after={"display_name": display_name})
+        audit.record(organization, actor, audit.SAVE, audit.TOOL, tool.name, before=draft.definition,
+                     after=definition.to_dict())
     return draft_of(tool)
 
 
@@ -144,8 +150,11 @@ def start_draft(organization: Organization, name: str, actor: str) -> ToolDraft:
         latest = latest_version(tool)
         if latest is None:
             raise refusal("no-published-version")
-        return ToolDraft.create(tool=tool, definition=latest.definition, revision=1, based_on=latest.number,
-                                updated_at=now(), updated_by=actor)
+        draft = ToolDraft.create(tool=tool, definition=latest.definition, revision=1, based_on=latest.number,
+                                 updated_at=now(), updated_by=actor)
+        audit.record(organization, actor, audit.START_DRAFT, audit.TOOL, tool.name, version=latest.number,
+                     after=latest.definition)
+        return draft
 
 
 def publish_draft_in_transaction(tool: Tool, actor: str) -> ToolVersion:
@@ -169,17 +178,29 @@ def publish_tool(organization: Organization, name: str, actor: str) -> ToolVersi
     """Publish the draft as the next immutable version; of two concurrent publishes exactly one wins."""
     tool = get_tool(organization, name)
     with unique_or(violation("", "no-draft")), write_transaction():
-        return publish_draft_in_transaction(tool, actor)
+        version = publish_draft_in_transaction(tool, actor)
+        audit_publish(organization, tool, version, actor)
+        return version
 
 
-def relabel(organization: Organization, name: str, display_name: Any) -> Tool:
+def audit_publish(organization: Organization, tool: Tool, version: ToolVersion, actor: str) -> None:
+    """Record a publish: the tool's published definition before (the previous version's) and after."""
+    previous = ToolVersion.get_or_none(ToolVersion.tool == tool, ToolVersion.number == version.number - 1)
+    audit.record(organization, actor, audit.PUBLISH, audit.TOOL, tool.name, version=version.number,
+                 before=previous.definition if previous else None, after=version.definition)
+
+
+def relabel(organization: Organization, name: str, display_name: Any, actor: str) -> Tool:
     """Change the display name, any time, published or not; it is not versioned."""
     tool = get_tool(organization, name)
     found: list[Violation] = []
     label = _display_name(display_name, tool.name, found)
     if found:
         raise invalid(found)
-    Tool.update(display_name=label).where(Tool.id == tool.id).execute()
+    with write_transaction():
+        Tool.update(display_name=label).where(Tool.id == tool.id).execute()
+        audit.record(organization, actor, audit.RELABEL, audit.TOOL, tool.name,
+                     before={"display_name": tool.display_name}, after={"display_name": label})
     return get_tool(organization, name)
 
 

@@ -60,7 +60,8 @@ class RotateViews(MethodView):
     @requires(MANAGE_KEYS)
     def post(self):
         """Rotate the signing key: the next key signs at once; the old one stays published until its tokens expire"""
-        key = rotate(current_principal().organization, app_config(current_app).secret_key)
+        principal = current_principal()
+        key = rotate(principal.organization, app_config(current_app).secret_key, actor=principal.actor)
         return {"kid": key.kid, "alg": key.alg}
 
 

@@ -57,7 +57,8 @@ class ToolByNameViews(MethodView):
     def patch(self, name):
         """Relabel a tool (display name only; any time, published or not)"""
         body = json_body()
-        tool = registry.relabel(current_principal().organization, name, body.get("display_name"))
+        principal = current_principal()
+        tool = registry.relabel(principal.organization, name, body.get("display_name"), principal.actor)
         return registry.tool_view(tool)
 
 

@@ -1,0 +1,181 @@
+"""Operations over HTTP: the call log, the audit trail, impact and diffs, why not offered, metrics and health."""
+from __future__ import annotations
+
+from flask import Response, jsonify, request
+from flask.views import MethodView
+from flask_smorest import Blueprint
+from peewee import InterfaceError, OperationalError
+
+from ... import registry
+from ...errors import ServiceError, Violation, forbidden
+from ...ops import audit, calls, health, impact, metrics, why
+from .. import error_response
+from ..auth import READ, current_principal, requires
+from ..schemas import ProblemSchema
+from .schemas import (
+    AuditPageSchema,
+    AuditQuerySchema,
+    CallPageSchema,
+    CallQuerySchema,
+    DiffQuerySchema,
+    DiffSchema,
+    DraftImpactSchema,
+    HealthSchema,
+    ReadySchema,
+    ToolHistorySchema,
+    VersionImpactSchema,
+    WhyQuerySchema,
+    WhySchema,
+)
+
+blp = Blueprint("ops", __name__, description="Operations: call log, audit trail, impact, why not offered, health.")
+
+ERRORS = {"description": "What was wrong with the request.", "schema": ProblemSchema}
+
+
+@blp.errorhandler(OperationalError)
+@blp.errorhandler(InterfaceError)
+def database_unavailable(error):
+    """The database did not answer (even the connection opened before the view): 503, never a 500."""
+    state = health.Readiness(database=False, schema=False, problems=[f"database: {type(error).__name__}"])
+    if request.path == "/readyz":
+        return jsonify(state.to_dict()), 503
+    return error_response(ServiceError(503, "database-unavailable", "The database is not answering; try again."))
+
+
+def _people_only():
+    """The call log names the organization's users (subjects): admin keys only, never an agent."""
+    principal = current_principal()
+    if principal.role != "admin":
+        raise forbidden("Only an admin key may read the call log.")
+    return principal
+
+
+VERSION_FORMAT = 'A version is a published version number or "draft".'
+
+
+def _ref(value: str, field: str) -> int | str:
+    """A version reference from a query string: a published version number, or "draft"."""
+    if value == impact.DRAFT:
+        return value
+    if value.isascii() and value.isdigit() and int(value) > 0:
+        return int(value)
+    raise ServiceError(422, "invalid", VERSION_FORMAT, [Violation(field, "version-format", VERSION_FORMAT)])
+
+
+@blp.route("/v1/calls")
+class CallViews(MethodView):
+    @blp.arguments(CallQuerySchema, location="query")
+    @blp.response(200, CallPageSchema)
+    @requires(READ)
+    def get(self, query):
+        """The call log, newest first: by conversation, turn, tool, subject, kind and time (admin keys)"""
+        principal = _people_only()
+        limit = query.pop("limit")
+        found = calls.find_calls(principal.organization, calls.CallQuery(
+            before_id=query.pop("before", None), limit=limit, **query))
+        return {"calls": [calls.call_view(row) for row in found],
+                "next": found[-1].id if len(found) == limit else None}
+
+
+@blp.route("/v1/audit")
+class AuditViews(MethodView):
+    @blp.arguments(AuditQuerySchema, location="query")
+    @blp.response(200, AuditPageSchema)
+    @requires(READ)
+    def get(self, query):
+        """The audit trail, newest first: every registry change, its actor and its hashes"""
+        rows = audit.history(current_principal().organization, object_type=query.get("object_type"),
+                             object_name=query.get("object"), action=query.get("action"),
+                             before_seq=query.get("before"), limit=query["limit"])
+        return {"records": [audit.record_view(r) for r in rows],
+                "next": rows[-1].seq if len(rows) == query["limit"] else None}
+
+
+@blp.route("/v1/tools/<name>/history")
+class ToolHistoryViews(MethodView):
+    @blp.response(200, ToolHistorySchema)
+    @requires(READ)
+    def get(self, name):
+        """A tool's history: its latest audit records, newest first, and its published versions"""
+        organization = current_principal().organization
+        tool = registry.get_tool(organization, name)
+        # The latest page; /v1/audit?object_type=tool&object=NAME pages through the rest.
+        rows = audit.history(organization, object_type=audit.TOOL, object_name=name, limit=audit.MAX_PAGE)
+        return {"tool": name, "records": [audit.record_view(r) for r in rows],
+                "versions": registry.tool_view(tool)["versions"]}
+
+
+@blp.route("/v1/tools/<name>/diff")
+class ToolDiffViews(MethodView):
+    @blp.arguments(DiffQuerySchema, location="query")
+    @blp.response(200, DiffSchema)
+    @blp.alt_response(422, **ERRORS)
+    @requires(READ)
+    def get(self, query, name):
+        """A readable diff between any two versions of a tool (numbers, or "draft")"""
+        return impact.diff(current_principal().organization, name, _ref(query["from_"], "from"),
+                           _ref(query["to"], "to"))
+
+
+@blp.route("/v1/tools/<name>/versions/<int:number>/impact")
+class VersionImpactViews(MethodView):
+    @blp.response(200, VersionImpactSchema)
+    @requires(READ)
+    def get(self, name, number):
+        """The project versions that pin this tool version, and the project drafts that would"""
+        return impact.version_impact(current_principal().organization, name, number)
+
+
+@blp.route("/v1/tools/<name>/draft/impact")
+class DraftImpactViews(MethodView):
+    @blp.response(200, DraftImpactSchema)
+    @blp.alt_response(409, **ERRORS)
+    @requires(READ)
+    def get(self, name):
+        """What publishing the draft would change against the latest version, breaking changes marked"""
+        return impact.draft_impact(current_principal().organization, name)
+
+
+@blp.route("/v1/projects/<name>/why-not-offered")
+class WhyViews(MethodView):
+    @blp.arguments(WhyQuerySchema, location="query")
+    @blp.response(200, WhySchema)
+    @requires(READ)
+    def get(self, query, name):
+        """For a project version and a session's claims: each tool, whether it is offered, and why not"""
+        version = query.get("version")
+        claims = why.Claims(subject=query["subject"], entitlements=frozenset(query["entitlement"]),
+                            anonymous=query["anonymous"])
+        return why.explain(current_principal().organization, name,
+                           None if version is None else _ref(version, "version"), claims)
+
+
+@blp.route("/metrics")
+class MetricsViews(MethodView):
+    @blp.doc(security=[], responses={"200": {"description": "The Prometheus text format.",
+                                             "content": {"text/plain": {"schema": {"type": "string"}}}}})
+    def get(self):
+        """Metrics in the Prometheus text format"""
+        body, content_type = metrics.exposition(request.headers.get("Accept", ""))
+        return Response(body, content_type=content_type)
+
+
+@blp.route("/healthz")
+class AliveViews(MethodView):
+    @blp.doc(security=[])
+    @blp.response(200, HealthSchema)
+    def get(self):
+        """Alive: the process answers"""
+        return {"status": "alive"}
+
+
+@blp.route("/readyz")
+class ReadyViews(MethodView):
+    @blp.doc(security=[])
+    @blp.response(200, ReadySchema)
+    @blp.alt_response(503, schema=ReadySchema, description="Not ready: the database or its schema.")
+    def get(self):
+        """Ready: the database answers and its schema is current"""
+        state = health.readiness()
+        return state.to_dict(), (200 if state.ready else 503)

@@ -1,0 +1,168 @@
+"""Shapes of the operations API, for the OpenAPI document and for reading query strings."""
+from marshmallow import Schema, fields, validate
+
+from ...ops import audit, calls
+
+
+class CallQuerySchema(Schema):
+    conversation = fields.String()
+    turn = fields.String()
+    tool = fields.String()
+    subject = fields.String()
+    kind = fields.String(validate=validate.OneOf(calls.KINDS), metadata={"description": 'A failure kind, or "ok".'})
+    since = fields.Float(metadata={"description": "Unix seconds, inclusive."})
+    until = fields.Float(metadata={"description": "Unix seconds, exclusive."})
+    before = fields.Integer(metadata={"description": "Paging: calls older than this call id (`next`)."})
+    limit = fields.Integer(load_default=100, validate=validate.Range(1, calls.MAX_PAGE))
+
+
+class CallRecordSchema(Schema):
+    id = fields.Integer()
+    at = fields.Float()
+    conversation = fields.String()
+    turn = fields.String()
+    tool = fields.String()
+    version = fields.Integer(allow_none=True, metadata={"description": "Null: the tool's draft, or no such tool."})
+    session_start = fields.Boolean()
+    subject = fields.String()
+    anonymous = fields.Boolean()
+    kind = fields.String(metadata={"description": '"ok", or the failure kind.'})
+    status = fields.Integer(allow_none=True, metadata={"description": "The endpoint's HTTP status, if it answered."})
+    latency_ms = fields.Float()
+    size = fields.Raw(metadata={"description": 'Characters in the response, "over the cap", or null.'})
+    jti = fields.String(allow_none=True, metadata={"description": "The call assertion's id (never the token)."})
+
+
+class CallPageSchema(Schema):
+    calls = fields.List(fields.Nested(CallRecordSchema))
+    next = fields.Integer(allow_none=True)
+
+
+class AuditQuerySchema(Schema):
+    object_type = fields.String(validate=validate.OneOf(audit.OBJECT_TYPES))
+    object = fields.String()
+    action = fields.String(validate=validate.OneOf(audit.ACTIONS))
+    before = fields.Integer(metadata={"description": "Paging: records before this sequence number (`next`)."})
+    limit = fields.Integer(load_default=100, validate=validate.Range(1, audit.MAX_PAGE))
+
+
+class ActorSchema(Schema):
+    kind = fields.String(metadata={"description": "person or agent."})
+    role = fields.String()
+    key_id = fields.String(metadata={"description": "The API key's public id (cli: the command line)."})
+
+
+class AuditObjectSchema(Schema):
+    type = fields.String()
+    name = fields.String()
+    version = fields.Integer(allow_none=True)
+
+
+class AuditRecordSchema(Schema):
+    seq = fields.Integer()
+    at = fields.Float()
+    action = fields.String()
+    actor = fields.Nested(ActorSchema)
+    object = fields.Nested(AuditObjectSchema)
+    before_hash = fields.String(allow_none=True)
+    after_hash = fields.String(allow_none=True)
+    prev_hash = fields.String()
+    hash = fields.String()
+
+
+class AuditPageSchema(Schema):
+    records = fields.List(fields.Nested(AuditRecordSchema))
+    next = fields.Integer(allow_none=True)
+
+
+class ToolHistorySchema(Schema):
+    tool = fields.String()
+    records = fields.List(fields.Nested(AuditRecordSchema))
+    versions = fields.List(fields.Dict())
+
+
+class ChangeSchema(Schema):
+    change = fields.String()
+    parameter = fields.String(allow_none=True)
+    before = fields.Raw(allow_none=True)
+    after = fields.Raw(allow_none=True)
+    breaking = fields.Boolean()
+    affects = fields.List(fields.String(), metadata={"description": "model, endpoint, or neither."})
+    message = fields.String()
+
+
+class DiffQuerySchema(Schema):
+    from_ = fields.String(data_key="from", required=True, metadata={"description": 'A version number or "draft".'})
+    to = fields.String(required=True, metadata={"description": 'A version number or "draft".'})
+
+
+class DiffSchema(Schema):
+    tool = fields.String()
+    from_ = fields.Raw(data_key="from", attribute="from")
+    to = fields.Raw()
+    breaking = fields.Boolean()
+    changes = fields.List(fields.Nested(ChangeSchema))
+    text = fields.String(metadata={"description": "A unified diff of the two definitions."})
+
+
+class PinningSchema(Schema):
+    project = fields.String()
+    version = fields.Integer()
+    published_at = fields.Float()
+
+
+class VersionImpactSchema(Schema):
+    tool = fields.String()
+    version = fields.Integer()
+    project_versions = fields.List(fields.Nested(PinningSchema))
+    project_drafts = fields.List(fields.String())
+
+
+class DraftImpactSchema(Schema):
+    tool = fields.String()
+    revision = fields.Integer()
+    against = fields.Integer(allow_none=True, metadata={"description": "The latest version, or null if none."})
+    breaking = fields.Boolean()
+    changes = fields.List(fields.Nested(ChangeSchema))
+    latest_pinned_by = fields.List(fields.Nested(PinningSchema))
+    draft_pinned_by = fields.List(fields.String())
+
+
+class WhyQuerySchema(Schema):
+    version = fields.String(metadata={"description": 'A published version number or "draft"; default the latest.'})
+    subject = fields.String(load_default="")
+    entitlement = fields.List(fields.String(), load_default=list,
+                              metadata={"description": "Repeat for each entitlement the session carries."})
+    anonymous = fields.Boolean(load_default=False)
+
+
+class ReasonSchema(Schema):
+    reason = fields.String()
+    message = fields.String()
+
+
+class OfferExplainedSchema(Schema):
+    tool = fields.String()
+    pinned = fields.Raw(allow_none=True, metadata={"description": 'The pinned version, "draft", or null.'})
+    offered = fields.Boolean()
+    runs_at_session_start = fields.Boolean()
+    required_entitlement = fields.String(allow_none=True)
+    reasons = fields.List(fields.Nested(ReasonSchema))
+
+
+class WhySchema(Schema):
+    project = fields.String()
+    version = fields.Raw()
+    claims = fields.Dict()
+    tools = fields.List(fields.Nested(OfferExplainedSchema))
+
+
+class HealthSchema(Schema):
+    status = fields.String()
+
+
+class ReadySchema(Schema):
+    status = fields.String()
+    database = fields.String()
+    schema = fields.String()
+    problems = fields.List(fields.String())

@@ -1,0 +1,220 @@
+"""The audit trail: every registry change, who made it, and a hash chain that shows when a record was tampered with.
+
+Each record holds the actor (which API key, its role, person or agent), the time, the object, and hashes of the
+object's state before and after. Its own hash is SHA-256 over the canonical JSON of those fields plus the previous
+record's hash, so editing or removing a record breaks the chain where it happened, and `verify` names that record.
+
+`record` runs inside the registry's own write transaction, as its last statement: the change and its record commit
+together or not at all. Appends lock the organization's chain head (`SELECT … FOR UPDATE` on PostgreSQL; SQLite
+already serializes writers), and the head moves by a conditional UPDATE, so concurrent writers never fork the chain.
+Taking that lock last keeps it out of any lock-order cycle with the rows the write itself touched.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..database import db, is_postgres
+from ..models import Organization
+from . import metrics
+from .tables import AuditHead, AuditRecord
+
+#: The `prev_hash` of an organization's first record.
+GENESIS = "0" * 64
+
+#: Who a change made from the `toolgate` command line is recorded as: a person, with no API key.
+CLI_ACTOR = "person:operator:cli"
+
+# Actions, named as the registry names its writes.
+REGISTER, SAVE, PUBLISH, START_DRAFT, RELABEL = "register", "save", "publish", "start-draft", "relabel"
+PROJECT_CREATE, PROJECT_PIN = "project-create", "project-pin"
+PROJECT_START_DRAFT, PROJECT_PUBLISH = "project-start-draft", "project-publish"
+KEY_ROTATE, API_KEY_CREATE = "key-rotate", "api-key-create"
+ACTIONS = (REGISTER, SAVE, PUBLISH, START_DRAFT, RELABEL, PROJECT_CREATE, PROJECT_PIN, PROJECT_START_DRAFT,
+           PROJECT_PUBLISH, KEY_ROTATE, API_KEY_CREATE)
+
+# Objects.
+TOOL, PROJECT, SIGNING_KEY, API_KEY = "tool", "project", "signing-key", "api-key"
+OBJECT_TYPES = (TOOL, PROJECT, SIGNING_KEY, API_KEY)
+
+#: The most records one read returns.
+MAX_PAGE = 500
+
+
+def canonical(value: Any) -> bytes:
+    """The one byte form hashed everywhere: sorted keys, no spaces, UTF-8."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def state_hash(state: Any) -> str | None:
+    """SHA-256 of an object's state (a definition, a list of pins, …); None when there is no state."""
+    return None if state is None else hashlib.sha256(canonical(state)).hexdigest()
+
+
+def chain_hash(row: AuditRecord) -> str:
+    """The hash a record must carry: its fields and the previous record's hash, canonically."""
+    payload = {
+        "organization": row.organization_id, "seq": row.seq, "at": f"{row.created_at:.6f}",
+        "actor": row.actor, "action": row.action, "object_type": row.object_type, "object_name": row.object_name,
+        "object_version": row.object_version, "before": row.before_hash, "after": row.after_hash,
+        "prev": row.prev_hash,
+    }
+    return hashlib.sha256(canonical(payload)).hexdigest()
+
+
+@dataclass(frozen=True)
+class Actor:
+    """An actor string taken apart: person or agent, the key's role, the key's public id."""
+
+    kind: str
+    role: str
+    key_id: str
+
+    @classmethod
+    def parse(cls, actor: str) -> "Actor":
+        kind, _, rest = actor.partition(":")
+        role, _, key_id = rest.partition(":")
+        return cls(kind, role, key_id)
+
+
+def _lock_head(organization_id: int) -> AuditHead:
+    # Two first writers both insert the head: one row wins, the other statement does nothing.
+    AuditHead.insert(organization=organization_id, seq=0, hash=GENESIS).on_conflict_ignore().execute()
+    query = AuditHead.select().where(AuditHead.organization == organization_id)
+    if is_postgres():
+        query = query.for_update()
+    return query.get()
+
+
+def record(organization: Organization, actor: str, action: str, object_type: str, object_name: str, *,
+           version: int | None = None, before: Any = None, after: Any = None) -> AuditRecord:
+    """Append one change to the organization's trail, inside the caller's write transaction.
+
+    `before` and `after` are the object's states (stored only as hashes); None means it had none.
+    """
+    if not db.in_transaction():
+        raise RuntimeError("audit.record must run inside the write transaction of the change it records")
+    head = _lock_head(organization.id)
+    row = AuditRecord(organization=organization.id, seq=head.seq + 1, created_at=round(time.time(), 6),
+                      actor=actor, action=action, object_type=object_type, object_name=object_name,
+                      object_version=version, before_hash=state_hash(before), after_hash=state_hash(after),
+                      prev_hash=head.hash)
+    row.hash = chain_hash(row)
+    row.save(force_insert=True)
+    moved = (AuditHead.update(seq=row.seq, hash=row.hash)
+             .where(AuditHead.organization == organization.id, AuditHead.seq == head.seq).execute())
+    if moved != 1:  # cannot happen while the head is locked; refuse rather than fork the chain
+        raise RuntimeError("the audit chain head moved during an append")
+    metrics.registry_write(organization.slug, action)
+    return row
+
+
+def history(organization: Organization, *, object_type: str | None = None, object_name: str | None = None,
+            action: str | None = None, before_seq: int | None = None, limit: int = 100) -> list[AuditRecord]:
+    """The organization's records, newest first, optionally for one object or action; page with `before_seq`."""
+    limit = max(1, min(limit, MAX_PAGE))
+    query = AuditRecord.select().where(AuditRecord.organization == organization)
+    if object_type is not None:
+        query = query.where(AuditRecord.object_type == object_type)
+    if object_name is not None:
+        query = query.where(AuditRecord.object_name == object_name)
+    if action is not None:
+        query = query.where(AuditRecord.action == action)
+    if before_seq is not None:
+        query = query.where(AuditRecord.seq < before_seq)
+    return list(query.order_by(AuditRecord.seq.desc()).limit(limit))
+
+
+def record_view(row: AuditRecord) -> dict[str, Any]:
+    """A record as the API and the dashboard show it."""
+    actor = Actor.parse(row.actor)
+    return {
+        "seq": row.seq, "at": row.created_at, "action": row.action,
+        "actor": {"kind": actor.kind, "role": actor.role, "key_id": actor.key_id},
+        "object": {"type": row.object_type, "name": row.object_name, "version": row.object_version},
+        "before_hash": row.before_hash, "after_hash": row.after_hash, "prev_hash": row.prev_hash, "hash": row.hash,
+    }
+
+
+@dataclass(frozen=True)
+class Break:
+    """The first record at which an organization's chain does not hold."""
+
+    organization: str
+    seq: int
+    record_id: int | None  # None: the record is missing
+    problem: str
+
+    def describe(self) -> str:
+        where = f" (row id {self.record_id})" if self.record_id is not None else ""
+        return f"audit record #{self.seq} of {self.organization}{where} {self.problem}"
+
+
+@dataclass(frozen=True)
+class Verification:
+    """What `verify` found: how many records it checked, each chain's head, and the first break if any."""
+
+    records: int
+    heads: dict[str, tuple[int, str]]
+    first_break: Break | None
+
+    @property
+    def ok(self) -> bool:
+        return self.first_break is None
+
+
+def verify(organization: Organization | None = None) -> Verification:
+    """Walk every organization's chain (or one), recomputing each hash; stop at the first break."""
+    if organization is not None:
+        organizations = [organization]
+    else:
+        organizations = list(Organization.select().order_by(Organization.id))
+    total, heads = 0, {}
+    for org in organizations:
+        count, head, found = _verify_one(org)
+        total += count
+        if head is not None:
+            heads[org.slug] = head
+        if found is not None:
+            return Verification(total, heads, found)
+    return Verification(total, heads, None)
+
+
+def _link_problem(row: AuditRecord, expected: int, previous: str) -> tuple[int, int | None, str] | None:
+    """What is wrong with `row` as record #`expected` following a record whose hash is `previous`, if anything."""
+    if row.seq != expected:
+        return expected, None, f"is missing: the trail goes from #{expected - 1} to #{row.seq}"
+    if chain_hash(row) != row.hash:
+        return row.seq, row.id, "was edited: its contents do not match its hash"
+    if row.prev_hash != previous:
+        return row.seq, row.id, f"does not carry the hash of record #{expected - 1}: one was rewritten"
+    return None
+
+
+def _verify_one(org: Organization) -> tuple[int, tuple[int, str] | None, Break | None]:
+    """Records checked, the chain head (seq, hash) if any, and the first break if any."""
+    count, previous, last = 0, GENESIS, None
+    rows = AuditRecord.select().where(AuditRecord.organization == org).order_by(AuditRecord.seq)
+    for row in rows.iterator():
+        problem = _link_problem(row, count + 1, previous)
+        if problem is not None:
+            return count, None, Break(org.slug, *problem)
+        count, previous, last = row.seq, row.hash, row
+    head = AuditHead.get_or_none(AuditHead.organization == org)
+    if head is None or head.seq == 0:
+        if last is None:
+            return 0, None, None
+        return count, None, Break(org.slug, 1, rows.first().id, "was not appended through the chain head")
+    found = (head.seq, head.hash)
+    if head.seq > count:
+        return count, found, Break(org.slug, count + 1, None,
+                                   f"is missing: the chain head says the trail ends at #{head.seq}")
+    if head.seq < count:
+        extra = AuditRecord.get(AuditRecord.organization == org, AuditRecord.seq == head.seq + 1)
+        return count, found, Break(org.slug, extra.seq, extra.id, "was not appended through the chain head")
+    if head.hash != last.hash:
+        return count, found, Break(org.slug, last.seq, last.id, "does not match the chain head: it was rewritten")
+    return count, found, None

@@ -1,0 +1,100 @@
+"""The service's Prometheus metrics, in one registry of their own, and their text exposition.
+
+Buckets derive from the spec's numbers: call latency up to the ten-second deadline (a timed-out call lands past the
+last bucket, in +Inf), response sizes up to the 16,384-character cap, step sizes up to the most calls a step may ask
+for. Label values are bounded: a tool the model made up is counted as `(unknown)`, never by the name it invented.
+"""
+from __future__ import annotations
+
+import os
+from typing import Iterable, Mapping
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, multiprocess
+from prometheus_client.exposition import choose_encoder
+
+from ..dispatch.failures import INVALID_ARGUMENTS, UNKNOWN_TOOL
+from ..limits import CALL_DEADLINE_SECONDS, MAX_CALLS_PER_STEP, RESPONSE_CAP_CHARS
+
+#: The kind label of a call that succeeded (failures carry their failure kind).
+OK = "ok"
+#: The tool label of a call to a tool that does not exist.
+UNKNOWN = "(unknown)"
+SESSION_START, TURN = "session-start", "turn"
+
+LATENCY_BUCKETS = tuple(round(CALL_DEADLINE_SECONDS * f, 6) for f in (
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1.0))
+SIZE_BUCKETS = (0, *(RESPONSE_CAP_CHARS // d for d in (1024, 256, 64, 16, 4, 2, 1)))
+STEP_SIZE_BUCKETS = tuple(sorted({1, 2, 4, 8, 16, 32, 64, 128, 256, MAX_CALLS_PER_STEP}))
+REQUEST_BUCKETS = LATENCY_BUCKETS
+
+REGISTRY = CollectorRegistry(auto_describe=True)
+
+CALLS = Counter("toolgate_calls", 'Tool calls by organization, tool and kind ("ok" when the call succeeded).',
+                ["org", "tool", "kind"], registry=REGISTRY)
+CALL_SECONDS = Histogram("toolgate_call_duration_seconds", "Time from sending a call to judging its answer.",
+                         ["org", "tool"], buckets=LATENCY_BUCKETS, registry=REGISTRY)
+RESPONSE_CHARS = Histogram("toolgate_call_response_chars", "Characters in successful responses (never over the cap).",
+                           ["org", "tool"], buckets=SIZE_BUCKETS, registry=REGISTRY)
+STEP_CALLS = Histogram("toolgate_step_calls", "Calls per step (a model step, or a conversation's session start).",
+                       ["org", "phase"], buckets=STEP_SIZE_BUCKETS, registry=REGISTRY)
+STEP_SECONDS = Histogram("toolgate_step_duration_seconds", "A step's slowest call: the calls of a step run at once.",
+                         ["org", "phase"], buckets=LATENCY_BUCKETS, registry=REGISTRY)
+SESSION_START_RUNS = Counter("toolgate_session_start_runs", "Conversations that ran session-start tools.",
+                             ["org"], registry=REGISTRY)
+REGISTRY_WRITES = Counter("toolgate_registry_writes", "Registry changes, by the audit trail's action names.",
+                          ["org", "action"], registry=REGISTRY)
+HTTP_REQUESTS = Counter("toolgate_http_requests", "HTTP requests answered, by route pattern and status.",
+                        ["method", "route", "status"], registry=REGISTRY)
+HTTP_SECONDS = Histogram("toolgate_http_request_duration_seconds", "Time to answer an HTTP request.",
+                         ["method", "route"], buckets=REQUEST_BUCKETS, registry=REGISTRY)
+
+#: Kinds for which nothing was sent, so there is no latency to observe.
+_NOT_SENT = (UNKNOWN_TOOL, INVALID_ARGUMENTS)
+
+
+def observe_step(org: str, rows: Iterable[Mapping], *, session_start: bool) -> None:
+    """Count one step's calls (the call log's rows): kinds, latencies, sizes, the step's size and time."""
+    rows = list(rows)
+    if not rows:
+        return
+    phase = SESSION_START if session_start else TURN
+    for row in rows:
+        kind = row["kind"] or OK
+        tool = UNKNOWN if kind == UNKNOWN_TOOL else row["tool"]
+        CALLS.labels(org, tool, kind).inc()
+        if kind not in _NOT_SENT:
+            CALL_SECONDS.labels(org, tool).observe(row["latency_ms"] / 1000)
+        if row["size_chars"] is not None:
+            RESPONSE_CHARS.labels(org, tool).observe(row["size_chars"])
+    STEP_CALLS.labels(org, phase).observe(len(rows))
+    STEP_SECONDS.labels(org, phase).observe(max(row["latency_ms"] for row in rows) / 1000)
+    if session_start:
+        SESSION_START_RUNS.labels(org).inc()
+
+
+def registry_write(org: str, action: str) -> None:
+    REGISTRY_WRITES.labels(org, action).inc()
+
+
+def http_request(method: str, route: str, status: int, seconds: float) -> None:
+    HTTP_REQUESTS.labels(method, route, str(status)).inc()
+    HTTP_SECONDS.labels(method, route).observe(seconds)
+
+
+#: prometheus_client's own switch: when set (to an empty directory, before any worker starts), every process writes
+#: its samples there, and a scrape of any one worker reports the sum over all of them.
+MULTIPROCESS_DIRECTORY = "PROMETHEUS_MULTIPROC_DIR"
+
+
+def _collected() -> CollectorRegistry:
+    if os.environ.get(MULTIPROCESS_DIRECTORY):
+        every_process = CollectorRegistry()
+        multiprocess.MultiProcessCollector(every_process)
+        return every_process
+    return REGISTRY
+
+
+def exposition(accept: str = "") -> tuple[bytes, str]:
+    """Every metric in the format the scraper's Accept header asks for (Prometheus text 0.0.4 by default)."""
+    encode, content_type = choose_encoder(accept)
+    return encode(_collected()), content_type
