@@ -1,0 +1,174 @@
+"""`/mcp` over HTTP: the Streamable HTTP transport's checks, then the JSON-RPC methods this server offers.
+
+The order of the checks is the order of trust: the Origin (before anything is read), the API key, the body's size
+and media type, the envelope, then the session. Each refusal is an HTTP status with a JSON-RPC error body.
+"""
+from __future__ import annotations
+
+import json
+from importlib import metadata
+from typing import Any
+
+from flask import Blueprint, Response, current_app, request
+
+from .. import app_config, limits
+from ..api.auth import POWERS, READ, current_principal
+from ..errors import ServiceError
+from ..registry import Principal
+from . import protocol, tools
+from .protocol import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, Message, ProtocolError
+
+blp = Blueprint("mcp", __name__)
+
+#: Methods that expect an answer, so sending one as a notification (no id) is a mistake worth refusing.
+REQUESTS = frozenset({"initialize", "ping", "tools/list", "tools/call"})
+
+INSTRUCTIONS = (
+    "Toolgate keeps your organization's HTTP tools: the definitions a model calls. With these tools you can read "
+    "tools and projects, validate a definition, register a tool, save its draft, start a new draft from the latest "
+    "published version and pin a tool into a project's draft. Everything you write goes to a draft and is recorded "
+    "as done by your key. Publishing is a person's deliberate step in the dashboard and cannot be done here."
+)
+
+_READ_CHUNK_BYTES = 65_536
+
+
+def _server_version() -> str:
+    try:
+        return metadata.version("toolgate")
+    except metadata.PackageNotFoundError:
+        return "0"
+
+
+def _json(message: dict[str, Any], status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return Response(json.dumps(message), status=status, headers=headers or {}, mimetype="application/json")
+
+
+def _check_origin() -> None:
+    allowed = protocol.origin_of(app_config(current_app).public_url)
+    if not protocol.origin_allowed(request.headers.get("Origin"), allowed):
+        raise ProtocolError(403, INVALID_REQUEST, "Forbidden: this Origin may not reach the MCP server.")
+
+
+def _principal() -> Principal:
+    """The caller's API key, which must be an agent or admin key."""
+    try:
+        principal = current_principal()
+    except ServiceError as error:
+        raise ProtocolError(error.status, INVALID_REQUEST, error.message) from None
+    if READ not in POWERS[principal.role]:
+        raise ProtocolError(403, INVALID_REQUEST, f"An {principal.role} key may not use the MCP server.")
+    return principal
+
+
+def _body() -> bytes:
+    """The request body, refused unless it is JSON the client accepts back and within the size bound."""
+    if request.mimetype != "application/json":
+        raise ProtocolError(415, INVALID_REQUEST, "The body must be a JSON-RPC message of type application/json.")
+    if "Accept" in request.headers and not request.accept_mimetypes.accept_json:
+        raise ProtocolError(406, INVALID_REQUEST, "The client must accept application/json.")
+    too_big = ProtocolError(413, INVALID_REQUEST, f"The body is larger than {limits.MAX_REQUEST_BYTES} bytes.")
+    if (request.content_length or 0) > limits.MAX_REQUEST_BYTES:
+        raise too_big
+    # Read in chunks and stop past the bound, so a chunked body with no length cannot grow without limit.
+    chunks, size = [], 0
+    while chunk := request.stream.read(_READ_CHUNK_BYTES):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limits.MAX_REQUEST_BYTES:
+            raise too_big
+    return b"".join(chunks)
+
+
+def _session(principal: Principal) -> protocol.Session:
+    """The session this request belongs to, which must be one this service signed for this very key."""
+    header = request.headers.get(protocol.VERSION_HEADER)
+    if header is not None and header not in protocol.SUPPORTED_VERSIONS:
+        raise protocol.unsupported_version(header)
+    session_id = request.headers.get(protocol.SESSION_HEADER)
+    if not session_id:
+        raise ProtocolError(400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id; initialize first.")
+    session = protocol.open_session(app_config(current_app).secret_key, session_id)
+    if session is None or (session.organization_id, session.key_id) != (principal.organization.id,
+                                                                         principal.key_id):
+        # 404 tells the client to start a new session (MCP, Streamable HTTP "Session Management").
+        raise ProtocolError(404, INVALID_REQUEST, "Not Found: unknown session; initialize a new one.")
+    if header is not None and header != session.protocol_version:
+        raise protocol.unsupported_version(header, (session.protocol_version,))
+    return session
+
+
+def _initialize(principal: Principal, message: Message) -> Response:
+    requested = message.params.get("protocolVersion")
+    if not isinstance(requested, str):
+        raise ProtocolError(200, INVALID_PARAMS, "initialize needs params.protocolVersion, a string.")
+    version = protocol.negotiate(requested)
+    session_id = protocol.issue_session(app_config(current_app).secret_key, principal.organization.id,
+                                        principal.key_id, version)
+    result = {
+        "protocolVersion": version,
+        "capabilities": {"tools": {"listChanged": False}},
+        "serverInfo": {"name": "toolgate", "title": "Toolgate", "version": _server_version()},
+        "instructions": INSTRUCTIONS,
+    }
+    return _json(protocol.result_message(message.id, result), headers={protocol.SESSION_HEADER: session_id})
+
+
+def _result(principal: Principal, message: Message) -> dict[str, Any]:
+    """The result of a request other than initialize."""
+    if message.method == "ping":
+        return {}
+    if message.method == "tools/list":
+        if message.params.get("cursor") is not None:
+            raise ProtocolError(200, INVALID_PARAMS, "Invalid cursor: the tool list comes in one page.")
+        return {"tools": tools.listing()}
+    if message.method == "tools/call":
+        return tools.call_tool(principal, message.params.get("name"), message.params.get("arguments"))
+    raise ProtocolError(200, METHOD_NOT_FOUND, f"Method not found: {message.method}")
+
+
+def _answer(principal: Principal, message: Message) -> Response:
+    if message.method in REQUESTS and not message.is_request:
+        raise ProtocolError(400, INVALID_REQUEST, f"{message.method} is a request: give it an id.")
+    try:
+        if message.method == "initialize":
+            return _initialize(principal, message)
+        _session(principal)
+        if not message.is_request:
+            # notifications/initialized, notifications/cancelled and any other notification: nothing to answer.
+            return Response(status=202)
+        return _json(protocol.result_message(message.id, _result(principal, message)))
+    except ProtocolError as error:
+        error.id = message.id
+        raise
+
+
+@blp.post("/mcp")
+def post():
+    """One JSON-RPC message in, one JSON answer out (or 202 for a notification)."""
+    try:
+        _check_origin()
+        principal = _principal()
+        return _answer(principal, protocol.parse_message(_body()))
+    except ProtocolError as error:
+        headers = {"WWW-Authenticate": 'Bearer realm="toolgate"'} if error.status == 401 else {}
+        return _json(error.to_message(), error.status, headers)
+    except Exception:  # a bug, not a refusal: log it, and still answer in JSON-RPC rather than in the REST shape
+        current_app.logger.exception("MCP request failed")
+        return _json(protocol.error_message(None, INTERNAL_ERROR, "Internal error."), 500)
+
+
+@blp.route("/mcp", methods=["GET", "DELETE", "PUT", "PATCH"])
+def not_offered():
+    """What the server does not offer: an event stream (GET) and ending a session (DELETE)."""
+    try:
+        _check_origin()
+    except ProtocolError as error:
+        return _json(error.to_message(), error.status)
+    if request.method == "GET":
+        message = "This server offers no event stream: POST each JSON-RPC message instead."
+    elif request.method == "DELETE":
+        message = "Sessions here are signed, not stored, so there is none to end: simply stop using the id."
+    else:
+        message = "Send JSON-RPC messages with POST."
+    return _json(protocol.error_message(None, INVALID_REQUEST, message), 405, {"Allow": "POST"})

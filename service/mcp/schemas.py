@@ -1,0 +1,155 @@
+"""The JSON Schemas of the agent tools' inputs, and the shallow check of arguments against them.
+
+The schemas tell the model what to send. They do not decide what makes a definition valid: that is the registry's
+own rules (`service.registry.check_definition`), so an agent gets every violation at once with the spec's sentences,
+exactly as the REST API gives them. `check_arguments` only checks the top-level arguments of the tools that take
+something other than a definition (a name, a version, a project), in sentences of their own.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .. import limits
+from ..definition import ELEMENT_TYPES, LOCATIONS, METHODS, SCOPES, TYPES
+from ..errors import ServiceError, Violation
+
+PARAMETER = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "maxLength": limits.MAX_TOOL_NAME_CHARS,
+                 "description": "Letters, digits and underscores, not starting with a digit. The name subject is "
+                                "reserved for the per-user subject, which the platform fills from the session."},
+        "type": {"type": "string", "enum": list(TYPES),
+                 "description": "The subject is always a string."},
+        "location": {"type": "string", "enum": list(LOCATIONS),
+                     "description": "query; path (needs a {name} placeholder in the URL); or body (POST, PUT or "
+                                    "PATCH only). An array or object rides in the body only."},
+        "required": {"type": "boolean", "default": True},
+        "description": {"type": "string", "maxLength": limits.MAX_DESCRIPTION_CHARS},
+        "element_type": {"type": "string", "enum": list(ELEMENT_TYPES),
+                         "description": "What an array's elements are. Required on an array, refused on "
+                                        "any other type."},
+    },
+    "required": ["name", "type"],
+    "additionalProperties": False,
+}
+
+DEFINITION_PROPERTIES: dict[str, Any] = {
+    "name": {"type": "string", "maxLength": limits.MAX_TOOL_NAME_CHARS,
+             "description": "The function name the model calls: letters, digits and underscores, not starting with "
+                            "a digit, unique in the organization. Set once at registration; it never changes."},
+    "display_name": {"type": "string", "maxLength": limits.MAX_DISPLAY_NAME_CHARS,
+                     "description": "A label for people; defaults to the tool name."},
+    "description": {"type": "string", "maxLength": limits.MAX_DESCRIPTION_CHARS,
+                    "description": "Written for the model: what the tool returns and when it is the right one."},
+    "method": {"type": "string", "enum": list(METHODS)},
+    "url": {"type": "string", "maxLength": limits.MAX_URL_CHARS,
+            "description": "Absolute http or https address; {placeholders} in its path take path parameters."},
+    "scope": {"type": "string", "enum": list(SCOPES), "default": "shared",
+              "description": "per_user tools must declare the subject parameter; shared tools must not."},
+    "runs_at_session_start": {"type": "boolean", "default": False,
+                              "description": "Runs once before the model's first reply; may declare only the "
+                                             "subject parameter."},
+    "required_entitlement": {"type": ["string", "null"],
+                             "description": "A claim such as products:write the session token must carry."},
+    "project": {"type": ["string", "null"],
+                "description": "At registration only: the one project this tool belongs to, or null for an "
+                               "organization-wide tool."},
+    "parameters": {"type": "array", "items": PARAMETER, "maxItems": limits.MAX_PARAMETERS},
+}
+
+DEFINITION = {
+    "type": "object",
+    "properties": DEFINITION_PROPERTIES,
+    "required": ["name", "description", "method", "url"],
+    "additionalProperties": False,
+}
+
+SAVED_DRAFT = {
+    "type": "object",
+    "properties": {
+        **DEFINITION_PROPERTIES,
+        "name": {"type": "string", "description": "The tool whose draft to save (the name itself cannot change)."},
+        "etag": {"type": "string",
+                 "description": "Optional: the draft's etag from get_tool. The save is refused if the draft has "
+                                "changed since, so you never overwrite someone else's edit unseen."},
+    },
+    "required": ["name", "description", "method", "url"],
+    "additionalProperties": False,
+}
+
+NOTHING = {"type": "object", "properties": {}, "additionalProperties": False}
+
+TOOL_NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"],
+             "additionalProperties": False}
+
+READ_TOOL = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "version": {"type": "integer", "minimum": 1,
+                    "description": "Optional: a published version number, to read that frozen definition."},
+    },
+    "required": ["name"],
+    "additionalProperties": False,
+}
+
+LIST_TOOLS = {
+    "type": "object",
+    "properties": {"project": {"type": "string", "description": "Optional: only this project's own tools."}},
+    "additionalProperties": False,
+}
+
+PIN = {
+    "type": "object",
+    "properties": {
+        "project": {"type": "string"},
+        "tool": {"type": "string"},
+        "version": {"type": ["integer", "string"], "default": "draft",
+                    "description": 'The string "draft" (the default) or a published version number.'},
+    },
+    "required": ["project", "tool"],
+    "additionalProperties": False,
+}
+
+_JSON_TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "object": dict,
+               "array": list, "null": type(None)}
+
+
+#: What is wrong with an argument that is not part of a definition, each sentence fixed here once.
+ARGUMENT_RULES = {
+    "argument-required": "This argument is required.",
+    "argument-type": "This argument has the wrong type.",
+    "argument-unknown": "This tool takes no argument of this name.",
+}
+
+
+def _violation(field: str, rule: str) -> Violation:
+    return Violation(field, rule, ARGUMENT_RULES[rule])
+
+
+def invalid_arguments(violations: list[Violation]) -> ServiceError:
+    """422 naming every argument that does not fit the tool's input schema."""
+    return ServiceError(422, "invalid-arguments", "The arguments do not fit this tool's input schema.",
+                        list(violations))
+
+
+def _has_type(value: Any, type_: str) -> bool:
+    if isinstance(value, bool) and type_ != "boolean":
+        return False  # JSON's true is not the number 1
+    return isinstance(value, _JSON_TYPES[type_])
+
+
+def check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> list[Violation]:
+    """Every top-level problem with `arguments`: missing, unknown, or of the wrong type."""
+    properties = schema.get("properties", {})
+    found = [_violation(key, "argument-required") for key in schema.get("required", ()) if arguments.get(key) is None]
+    if schema.get("additionalProperties") is False:
+        found += [_violation(key, "argument-unknown") for key in sorted(set(arguments) - set(properties))]
+    for key, value in arguments.items():
+        declared = properties.get(key, {}).get("type")
+        if value is None or declared is None:
+            continue
+        if not any(_has_type(value, t) for t in ([declared] if isinstance(declared, str) else declared)):
+            found.append(_violation(key, "argument-type"))
+    return found
