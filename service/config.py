@@ -24,6 +24,10 @@ class Config:
     model_base_url: str = ""
     model: str = ""
     model_api_key: str = ""
+    #: Steps of tool calls one turn may take before the platform stops it (a looping model).
+    max_steps_per_turn: int = 8
+    #: Seconds a whole turn may take; a step under way when it passes still finishes (each call has its own deadline).
+    turn_deadline_seconds: float = 60.0
     #: Days a call record is kept before `toolgate calls purge` removes it.
     call_retention_days: int = 30
     #: Extra Flask settings (tests use this for TESTING and the like).
@@ -43,6 +47,8 @@ class Config:
             model_base_url=env.get("TOOLGATE_MODEL_BASE_URL", ""),
             model=env.get("TOOLGATE_MODEL", ""),
             model_api_key=env.get("TOOLGATE_MODEL_API_KEY", ""),
+            max_steps_per_turn=int(env.get("TOOLGATE_MAX_STEPS_PER_TURN", "8")),
+            turn_deadline_seconds=float(env.get("TOOLGATE_TURN_DEADLINE_SECONDS", "60")),
             call_retention_days=int(env.get("TOOLGATE_CALL_RETENTION_DAYS", "30")),
         )
 

@@ -90,13 +90,14 @@ def prepare(config: Config, state: Path, mock: str) -> dict:
     return keys
 
 
-def banner(base: str, mock: str, keys: dict, issuer: str) -> str:
+def banner(base: str, mock: str, keys: dict, issuer: str, model: str) -> str:
     return f"""
 Toolgate is running.
   dashboard        {base}/            (sign in with the admin key)
   API reference    {base}/api          OpenAPI: {base}/openapi.json
   issuer / JWKS    {issuer}/.well-known/jwks.json
   mock backend     {mock}              (the demo shop; it verifies every signed call)
+  model            {model}
   admin key        {keys['admin']}
   agent key        {keys['agent']}
   backend key      {keys['backend']}
@@ -106,12 +107,14 @@ Try it:
       -H 'Content-Type: application/json' -d '{{"subject": "alice"}}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
   curl -s -X POST {base}/v1/conversations -H "Authorization: Bearer $TOKEN" \\
       -H 'Content-Type: application/json' -d '{{"project": "{DEMO_PROJECT}"}}'
+  curl -s -X POST {base}/v1/conversations/<id>/messages -H "Authorization: Bearer $TOKEN" \\
+      -H 'Content-Type: application/json' -d '{{"text": "Where are my orders?"}}'
 State: toolgate.db and .toolgate/ (delete both to start afresh). Stop with Ctrl-C.
 """
 
 
-def run(host: str, port: int, mock_port: int, state_dir: str) -> None:
-    """Start the mock backend and the service, printing where to look."""
+def run(host: str, port: int, mock_port: int, state_dir: str, model_port: int | None = None) -> None:
+    """Start the mock backend, the scripted model (unless a real one is configured) and the service."""
     import signal
 
     import gevent
@@ -125,15 +128,28 @@ def run(host: str, port: int, mock_port: int, state_dir: str) -> None:
     config = Config.from_env().with_overrides(public_url=base, secret_key=_secret(state))
     if not config.allowed_networks:  # the demo's endpoints live on loopback; production allows none by default
         config = config.with_overrides(allowed_networks=("127.0.0.0/8",))
+    model_port = model_port or mock_port + 1
+    scripted_model = not config.model
+    if scripted_model:  # a model that follows a script about the demo shop, so turns run offline
+        config = config.with_overrides(model_provider="openai", model_base_url=f"http://{host}:{model_port}/v1",
+                                       model="scripted")
     keys = prepare(config, state, mock)
     issuer = config.issuer(DEMO_ORG)
-    backend = subprocess.Popen([sys.executable, "-m", "mock_backend", "--host", host, "--port", str(mock_port),
-                                "--issuer", issuer], env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    children = [subprocess.Popen([sys.executable, "-m", "mock_backend", "--host", host, "--port", str(mock_port),
+                                  "--issuer", issuer], env=env)]
+    if scripted_model:
+        children.append(subprocess.Popen([sys.executable, "-m", "mock_backend.model_server", "--host", host,
+                                          "--port", str(model_port)], env=env))
     try:
         server = make_server(create_app(config), host, port)
         gevent.signal_handler(signal.SIGTERM, server.stop)  # so the mock backend is stopped with us
-        print(banner(base, mock, keys, issuer), flush=True)
+        model = (f"{config.model_base_url} (a scripted model about the demo shop; set TOOLGATE_MODEL for a real one)"
+                 if scripted_model else f"{config.model_provider}: {config.model}")
+        print(banner(base, mock, keys, issuer, model), flush=True)
         server.serve_forever()
     finally:
-        backend.terminate()
-        backend.wait(timeout=5)
+        for child in children:
+            child.terminate()
+        for child in children:
+            child.wait(timeout=5)

@@ -204,3 +204,24 @@ class CallRecord(BaseModel):
 
     class Meta:
         table_name = "call_record"
+
+
+class Message(BaseModel):
+    """One message of a conversation, in order, as the model saw it: the person's text, the model's text and
+    tool calls, one step's results (the body as it came, or the small failure object), or the platform's note
+    that it stopped a turn. Written as the turn goes, so a failure mid-turn keeps what was already said."""
+
+    conversation = ForeignKeyField(Conversation, backref="messages", on_delete="CASCADE")
+    turn = CharField()
+    role = CharField()  # user | assistant | tool | platform
+    content = JSONField()
+    created_at = DoubleField(default=now)
+
+
+class TurnLock(BaseModel):
+    """The turn a conversation is running now. Its primary key lets one turn in at a time, on every instance;
+    `expires_at` frees a conversation whose turn died with its process."""
+
+    conversation = ForeignKeyField(Conversation, primary_key=True, on_delete="CASCADE")
+    holder = CharField()  # a random token of the request running the turn: only it releases the lock
+    expires_at = DoubleField()

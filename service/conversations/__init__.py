@@ -1,4 +1,5 @@
-"""Conversations: sessions, the tools offered to the model, turns, steps and session-start context."""
+"""Conversations: sessions, the tools offered to the model, turns, steps, session-start context, and the
+turn loop that runs a whole turn with the configured model."""
 from .offered import PinnedTool, parameters_schema
 from .runs import (
     Dispatcher,
@@ -12,5 +13,14 @@ from .runs import (
     start_turn,
 )
 from .sessions import Session, authenticate_session
+from .turns import (
+    STEP_LIMIT,
+    TURN_DEADLINE,
+    TurnLimits,
+    history,
+    parse_text,
+    run_turn,
+    turn_events,
+)
 
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -1,7 +1,11 @@
-"""/v1/conversations: open a conversation, read the offered tools, start turns, run model steps."""
+"""/v1/conversations: open a conversation, read the offered tools, start turns, run model steps, and send
+messages for the platform to run whole turns with the configured model."""
 from __future__ import annotations
 
-from flask import current_app, g
+import json
+from itertools import chain
+
+from flask import Response, current_app, g, stream_with_context
 from flask.views import MethodView
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields
@@ -9,15 +13,21 @@ from marshmallow import Schema, fields
 from ... import app_config
 from ...conversations import (
     Session,
+    TurnLimits,
     authenticate_session,
     get_conversation,
     get_turn,
+    history,
     offered_tools,
     open_conversation,
     parse_calls,
+    parse_text,
     run_model_step,
     start_turn,
+    turn_events,
 )
+from ...errors import ServiceError
+from ...llm import adapter_for
 from ..auth import bearer_token
 from ..body import json_body
 
@@ -128,3 +138,67 @@ class StepViews(MethodView):
         turn = get_turn(conversation, turn_id)
         calls = parse_calls(json_body())
         return {"results": run_model_step(session, conversation, turn, calls, dispatcher())}
+
+
+class MessageSchema(Schema):
+    text = fields.String(required=True)
+    stream = fields.Boolean(metadata={"description": "Answer with server-sent events as the turn runs: "
+                                                     "`turn`, `step`, `call`, and last `reply` (the same "
+                                                     "object as the plain answer)."})
+
+
+class TurnResultSchema(Schema):
+    turn = fields.String()
+    reply = fields.String(allow_none=True, metadata={"description": "The model's answer; null when stopped."})
+    steps = fields.List(fields.Dict(), metadata={"description": '[{"calls", "results", "started_at", '
+                                                                '"elapsed_ms"}]'})
+    stopped = fields.Dict(allow_none=True, metadata={"description": 'null, or {"reason", "message"} when the '
+                                                                    'platform stopped the turn.'})
+
+
+class HistorySchema(Schema):
+    messages = fields.List(fields.Dict())
+
+
+def model_adapter():
+    """The configured model's adapter, built once per app (it keeps a connection pool); 503 when none is."""
+    extensions = current_app.extensions
+    if "toolgate_model" not in extensions:
+        extensions["toolgate_model"] = adapter_for(app_config(current_app))
+    return extensions["toolgate_model"]
+
+
+def event_stream(events):
+    """Server-sent events, one per turn event; a refusal mid-turn ends the stream with an `error` event."""
+    try:
+        for kind, data in events:
+            yield f"event: {kind}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
+    except ServiceError as error:
+        yield f"event: error\ndata: {json.dumps(error.to_dict(), separators=(',', ':'))}\n\n"
+
+
+@blp.route("/<conversation_id>/messages")
+class MessageViews(MethodView):
+    @blp.response(200, HistorySchema)
+    def get(self, conversation_id):
+        """The conversation's history: the person's messages, the model's, tool results and stopped turns"""
+        return {"messages": history(get_conversation(current_session(), conversation_id))}
+
+    @blp.doc(requestBody={"content": {"application/json": {"schema": MessageSchema}}})
+    @blp.response(200, TurnResultSchema)
+    def post(self, conversation_id):
+        """Send the person's message: the platform runs one whole turn with the configured model"""
+        session = current_session()
+        conversation = get_conversation(session, conversation_id)
+        body = json_body()
+        text = parse_text(body)
+        events = turn_events(session, conversation, text, model_adapter(), dispatcher(),
+                             TurnLimits.from_config(app_config(current_app)))
+        first = next(events)  # takes the conversation's turn lock: a 409 comes before anything is streamed
+        if body.get("stream") is True:
+            return Response(stream_with_context(event_stream(chain([first], events))),
+                            mimetype="text/event-stream", headers={"Cache-Control": "no-cache"})
+        result = first[1]
+        for _kind, result in events:
+            pass
+        return result

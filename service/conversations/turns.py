@@ -1,0 +1,256 @@
+"""The turn loop: the platform runs a whole turn with the configured model.
+
+A turn starts with the person's message. The model is given the conversation so far, the session-start
+context (labelled and marked authoritative) and the tools offered to this session; every call of a model
+step runs in parallel through the dispatcher, under the one turn id; the results go back to the model; and
+this repeats until the model answers. A step limit and a deadline stop a model that loops, and a model
+that fails ends the turn with a clear reason, never an exception: whatever was said is kept, message by
+message, as it happens.
+
+The loop is a generator of events, `("turn" | "step" | "call" | "reply", data)`, so an app may watch a turn
+as it runs; `run_turn` drives it to the end. No Flask here.
+"""
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import gevent
+from peewee import IntegrityError
+
+from ..config import Config
+from ..database import write_transaction
+from ..errors import ServiceError, Violation
+from ..limits import CALL_DEADLINE_SECONDS, MAX_CALLS_PER_STEP
+from ..llm import (
+    MODEL_MALFORMED,
+    MODEL_REFUSED,
+    MODEL_TIMED_OUT,
+    MODEL_UNREACHABLE,
+    ModelAdapter,
+    ModelAnswer,
+    ModelFailure,
+    ModelMessage,
+    ModelRequest,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+    context_prompt,
+)
+from ..models import Conversation, Message, TurnLock, now
+from .runs import Dispatcher, ModelCall, offered_tools, run_model_step, start_turn
+from .sessions import Session
+
+log = logging.getLogger(__name__)
+
+#: The longest message a person may send in one turn.
+MAX_MESSAGE_CHARS = 32_768
+
+#: Why the platform stopped a turn, besides the model failure kinds (service.llm).
+STEP_LIMIT = "step-limit"
+TURN_DEADLINE = "turn-deadline"
+
+#: A model that was unreachable or answered 5xx is asked once more after this pause, if the deadline allows.
+MODEL_RETRY_PAUSE_SECONDS = 0.25
+MODEL_ATTEMPTS = 2
+
+#: A turn lock outlives the deadline by a step's worth (a step under way finishes) and this margin.
+LOCK_MARGIN_SECONDS = 5.0
+
+
+@dataclass(frozen=True)
+class TurnLimits:
+    """What keeps a looping model from running forever."""
+
+    max_steps: int
+    deadline_seconds: float
+
+    @classmethod
+    def from_config(cls, config: Config) -> "TurnLimits":
+        return cls(config.max_steps_per_turn, config.turn_deadline_seconds)
+
+
+def parse_text(data: Any) -> str:
+    """The person's message from a request body, or 422."""
+    text = data.get("text") if isinstance(data, dict) else None
+    if not isinstance(text, str) or not text.strip() or len(text) > MAX_MESSAGE_CHARS:
+        raise ServiceError(422, "invalid", "A message is the person's text.", [Violation(
+            "text", "message-format", f"A message is a non-empty string of at most {MAX_MESSAGE_CHARS} characters.")])
+    return text
+
+
+def stop_message(reason: str, limits: TurnLimits, http_code: int | None = None) -> str:
+    """The sentence an app is given when the platform stops a turn, one per reason."""
+    return {
+        STEP_LIMIT: f"The model asked for tools in more than {limits.max_steps} steps, the most one turn may take; "
+                    "the turn was stopped.",
+        TURN_DEADLINE: f"The turn ran past its deadline of {limits.deadline_seconds:g} seconds and was stopped.",
+        MODEL_UNREACHABLE: "The model could not be reached; the turn was stopped.",
+        MODEL_TIMED_OUT: "The model did not answer before the turn's deadline; the turn was stopped.",
+        MODEL_REFUSED: f"The model's API refused the request (HTTP {http_code}); the turn was stopped.",
+        MODEL_MALFORMED: "The model's answer could not be understood; the turn was stopped.",
+    }[reason]
+
+
+def history(conversation: Conversation) -> list[dict[str, Any]]:
+    """The conversation's messages in order: `{"turn", "role", "at", …}` with the role's own fields."""
+    return [{"turn": row.turn, "role": row.role, "at": row.created_at, **row.content}
+            for row in Message.select().where(Message.conversation == conversation).order_by(Message.id)]
+
+
+def run_turn(session: Session, conversation: Conversation, text: str, adapter: ModelAdapter,
+             dispatcher: Dispatcher, limits: TurnLimits) -> dict[str, Any]:
+    """Run one whole turn; the result is `{"turn", "reply", "steps", "stopped"}` (see `turn_events`)."""
+    result: dict[str, Any] = {}
+    for _kind, result in turn_events(session, conversation, text, adapter, dispatcher, limits):
+        pass
+    return result
+
+
+def turn_events(session: Session, conversation: Conversation, text: str, adapter: ModelAdapter,
+                dispatcher: Dispatcher, limits: TurnLimits) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Run one turn, yielding its events as they happen.
+
+    `("turn", {"turn"})` first (a 409 ServiceError instead when the conversation is already running one);
+    `("step", {"step", "calls"})` when a step's calls start; `("call", {"step", "id", "name", "output" |
+    "error"})` for each result; last `("reply", {"turn", "reply", "steps", "stopped"})`, where `reply` is
+    the model's answer, or None with `stopped` = `{"reason", "message"}` when the platform stopped the turn.
+    """
+    holder = _lock(conversation, limits)
+    try:
+        turn = start_turn(conversation)
+        yield "turn", {"turn": turn.id}
+        yield from _steps(session, conversation, turn, text, adapter, dispatcher, limits)
+    finally:
+        TurnLock.delete().where(TurnLock.conversation == conversation, TurnLock.holder == holder).execute()
+
+
+def _steps(session, conversation, turn, text, adapter, dispatcher, limits) -> Iterator[tuple[str, dict[str, Any]]]:
+    deadline = time.monotonic() + limits.deadline_seconds
+    transcript = _transcript(conversation)
+    _store(conversation, turn, "user", {"text": text})
+    transcript.append(ModelMessage("user", text))
+    system = context_prompt(conversation.context)
+    tools = tuple(ToolSpec(**tool) for tool in offered_tools(conversation, session))
+    steps: list[dict[str, Any]] = []
+    reply, stopped = None, None
+    while True:
+        if time.monotonic() >= deadline:
+            stopped = _stopped(TURN_DEADLINE, limits)
+            break
+        try:
+            answer = _ask(adapter, ModelRequest(system, tuple(transcript), tools), deadline)
+        except ModelFailure as failure:
+            log.warning("turn %s: the model failed (%s)", turn.id, failure)
+            stopped = _stopped(failure.kind, limits, failure.http_code)
+            break
+        if not answer.calls:
+            _store(conversation, turn, "assistant", {"text": answer.text})
+            reply = answer.text
+            break
+        if len(steps) >= limits.max_steps:
+            # Calls that will never run are not kept: every call in the history has its result.
+            if answer.text:
+                _store(conversation, turn, "assistant", {"text": answer.text})
+            stopped = _stopped(STEP_LIMIT, limits)
+            break
+        step = yield from _step(session, conversation, turn, answer, dispatcher, len(steps))
+        steps.append(step)
+        transcript += [ModelMessage("assistant", answer.text, answer.calls),
+                       ModelMessage("tool", results=tuple(ToolResult.from_result(r) for r in step["results"]))]
+    if stopped is not None:
+        _store(conversation, turn, "platform", {"stopped": stopped})
+    yield "reply", {"turn": turn.id, "reply": reply, "steps": steps, "stopped": stopped}
+
+
+def _step(session, conversation, turn, answer: ModelAnswer, dispatcher, index: int):
+    """One model step: store what the model asked for, run every call in parallel, store the results.
+
+    Yields the step's events as they happen and returns the step: `{"calls", "results", "started_at",
+    "elapsed_ms"}`.
+    """
+    calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in answer.calls]
+    _store(conversation, turn, "assistant", {"text": answer.text, "calls": calls})
+    yield "step", {"step": index, "calls": calls}
+    started_at, started = time.time(), time.monotonic()
+    model_calls = [ModelCall(c.id, c.name, c.arguments) for c in answer.calls]
+    results = run_model_step(session, conversation, turn, model_calls, dispatcher)
+    elapsed_ms = round((time.monotonic() - started) * 1000)
+    _store(conversation, turn, "tool", {"results": results})
+    for result in results:
+        yield "call", {"step": index, **result}
+    return {"calls": calls, "results": results, "started_at": started_at, "elapsed_ms": elapsed_ms}
+
+
+def _ask(adapter: ModelAdapter, request: ModelRequest, deadline: float) -> ModelAnswer:
+    """Ask the model within what is left of the turn, once more after a transient failure if time allows."""
+    attempt = 1
+    while True:
+        try:
+            answer = adapter.complete(request, max(deadline - time.monotonic(), 0.0))
+            break
+        except ModelFailure as failure:
+            transient = failure.kind == MODEL_UNREACHABLE or (
+                failure.kind == MODEL_REFUSED and (failure.http_code or 0) >= 500)
+            if attempt >= MODEL_ATTEMPTS or not transient or deadline - time.monotonic() <= MODEL_RETRY_PAUSE_SECONDS:
+                raise
+            log.info("the model failed (%s); asking again", failure)
+            attempt += 1
+            gevent.sleep(MODEL_RETRY_PAUSE_SECONDS)
+    if len(answer.calls) > MAX_CALLS_PER_STEP:
+        raise ModelFailure(MODEL_MALFORMED, f"{len(answer.calls)} calls in one step, more than {MAX_CALLS_PER_STEP}")
+    return answer
+
+
+def _stopped(reason: str, limits: TurnLimits, http_code: int | None = None) -> dict[str, str]:
+    return {"reason": reason, "message": stop_message(reason, limits, http_code)}
+
+
+def _store(conversation: Conversation, turn, role: str, content: dict[str, Any]) -> None:
+    Message.create(conversation=conversation, turn=turn.id, role=role, content=content, created_at=now())
+
+
+def _transcript(conversation: Conversation) -> list[ModelMessage]:
+    """The conversation so far as the model sees it (the platform's own notes are not shown to it)."""
+    messages: list[ModelMessage] = []
+    for row in Message.select().where(Message.conversation == conversation).order_by(Message.id):
+        content = row.content
+        if row.role == "user":
+            messages.append(ModelMessage("user", content["text"]))
+        elif row.role == "assistant":
+            messages.append(ModelMessage("assistant", content.get("text", ""), tuple(
+                ToolCall(c["id"], c["name"], c["arguments"]) for c in content.get("calls", []))))
+        elif row.role == "tool":
+            results = tuple(ToolResult.from_result(r) for r in content["results"])
+            messages.append(ModelMessage("tool", results=results))
+    return _answered_calls_only(messages)
+
+
+def _answered_calls_only(messages: list[ModelMessage]) -> list[ModelMessage]:
+    """Drop calls whose results were never stored (a process that died mid-step), which both APIs refuse."""
+    kept = []
+    for index, message in enumerate(messages):
+        answered = index + 1 < len(messages) and messages[index + 1].role == "tool"
+        if message.role == "assistant" and message.calls and not answered:
+            if message.text:
+                kept.append(ModelMessage("assistant", message.text))
+            continue
+        kept.append(message)
+    return kept
+
+
+def _lock(conversation: Conversation, limits: TurnLimits) -> str:
+    """Take the conversation's turn lock, or 409: two turns at once would interleave their messages."""
+    holder = secrets.token_urlsafe(16)
+    expires = now() + limits.deadline_seconds + CALL_DEADLINE_SECONDS + LOCK_MARGIN_SECONDS
+    try:
+        with write_transaction():
+            TurnLock.delete().where(TurnLock.conversation == conversation, TurnLock.expires_at < now()).execute()
+            TurnLock.insert(conversation=conversation, holder=holder, expires_at=expires).execute()
+    except IntegrityError:
+        raise ServiceError(409, "turn-in-progress", "This conversation is already running a turn; "
+                                                    "send the next message once it has answered.") from None
+    return holder

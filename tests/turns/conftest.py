@@ -1,0 +1,179 @@
+"""A platform that runs turns: the service configured with a model adapter, a scripted model server for it,
+and the mock backend, all on 127.0.0.1 in this process, all stopped when the test ends.
+
+Each provider gets its own service and its own scripted model; the services share one database and one
+organization, so a test may run a turn through both adapters at the same time.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import secrets
+from dataclasses import dataclass, field
+
+import gevent
+import pytest
+import requests
+
+from mock_backend.model_server import create_model_app
+from mock_backend.server import make_server as make_model_server
+from service import create_app
+from service.config import Config
+from service.database import db, make_database
+from service.migrations import migrate
+from service.server import make_server
+
+from ..conversations.conftest import Conversation, publish_project, tool
+from ..live import SECRET, LiveService, mock_backend
+
+PROVIDERS = ("openai", "anthropic")
+
+
+class ScriptedModel:
+    """The scripted model server: give it a script, read back what the platform asked it."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def base_url(self, provider: str) -> str:
+        """The base URL each client expects: Chat Completions clients include `/v1`."""
+        return f"{self.url}/v1" if provider == "openai" else self.url
+
+    def script(self, turns) -> None:
+        response = requests.put(f"{self.url}/_script", json=turns, timeout=5)
+        assert response.status_code == 204, response.text
+
+    def requests(self) -> list[dict]:
+        return requests.get(f"{self.url}/_requests", timeout=5).json()["requests"]
+
+    def bodies(self) -> list[dict]:
+        return [entry["body"] for entry in self.requests()]
+
+
+@contextlib.contextmanager
+def scripted_model(script=(), key=None):
+    server = make_model_server(create_model_app(list(script), key), "127.0.0.1", 0, log=None)
+    worker = gevent.spawn(server.serve_forever)
+    try:
+        yield ScriptedModel(f"http://127.0.0.1:{server.server_port}")
+    finally:
+        server.stop(timeout=1)
+        worker.kill()
+
+
+@dataclass
+class Platform:
+    """One service and one scripted model per provider, and the mock backend trusting every service."""
+
+    services: dict[str, LiveService]
+    models: dict[str, ScriptedModel]
+    backend: str = ""
+    subject: str = field(default_factory=lambda: f"subject-{secrets.token_hex(6)}")
+
+    def publish(self, tools, project="shop") -> int:
+        return publish_project(next(iter(self.services.values())), tools, project)
+
+    def conversation(self, provider: str, entitlements=(), project="shop", subject=None) -> "TurnConversation":
+        service = self.services[provider]
+        return TurnConversation(service, service.session_token(subject or self.subject, entitlements), project)
+
+    def backend_calls(self) -> list[dict]:
+        return requests.get(f"{self.backend}/_calls", timeout=5).json()["calls"]
+
+
+class TurnConversation(Conversation):
+    """A conversation whose turns the platform runs: send a message, read the history."""
+
+    def send(self, text: str, expect: int = 200, **extra) -> dict:
+        response = self.service.as_session("POST", f"/v1/conversations/{self.id}/messages", self.token,
+                                           json={"text": text, **extra})
+        assert response.status_code == expect, response.text
+        return response.json()
+
+    def stream(self, text: str) -> list[tuple[str, dict]]:
+        """The turn's server-sent events, as (event, data) pairs."""
+        response = self.service.as_session("POST", f"/v1/conversations/{self.id}/messages", self.token,
+                                           json={"text": text, "stream": True})
+        assert response.status_code == 200, response.text
+        assert response.headers["Content-Type"].startswith("text/event-stream")
+        events = []
+        for block in response.text.split("\n\n"):
+            if block.strip():
+                lines = dict(line.split(": ", 1) for line in block.splitlines())
+                events.append((lines["event"], json.loads(lines["data"])))
+        return events
+
+    def history(self) -> list[dict]:
+        response = self.service.as_session("GET", f"/v1/conversations/{self.id}/messages", self.token)
+        assert response.status_code == 200, response.text
+        return response.json()["messages"]
+
+
+@contextlib.contextmanager
+def turn_platform(tmp_path, providers=PROVIDERS, model_url: str | None = None, database_url: str | None = None,
+                  **settings):
+    """Services for `providers` on one fresh database (SQLite unless a migrated `database_url` is given),
+    each with its own scripted model (or `model_url`)."""
+    from service.registry import create_api_key, get_organization
+    from service.setup import create_organization_with_keys
+
+    url = database_url or f"sqlite:///{tmp_path / 'turns.db'}"
+    if database_url is None:
+        database = make_database(url)
+        with database.connection_context():
+            migrate(database)
+    with contextlib.ExitStack() as stack:
+        models, services, servers = {}, {}, []
+        for provider in providers:
+            models[provider] = stack.enter_context(scripted_model())
+            server = make_server(None, "127.0.0.1", 0)
+            server.init_socket()
+            base = f"http://127.0.0.1:{server.server_port}"
+            config = Config(**{
+                "database_url": url, "public_url": base, "secret_key": SECRET, "allowed_networks": ("127.0.0.0/8",),
+                "flask": {"TESTING": True}, "model_provider": provider, "model": "scripted-model",
+                "model_base_url": model_url or models[provider].base_url(provider), **settings})
+            server.application = create_app(config)
+            servers.append(server)
+            services[provider] = LiveService(url=base, config=config, org="acme", admin_key="", agent_key="",
+                                             backend_key="")
+        with db.connection_context():
+            admin = create_organization_with_keys(next(iter(services.values())).config, "acme")
+            backend_key = create_api_key(get_organization("acme"), "backend")
+        for service in services.values():
+            service.admin_key, service.backend_key = admin, backend_key
+        for server in servers:
+            server.start()
+            stack.callback(server.stop, timeout=1)
+        platform = Platform(services, models)
+        platform.backend = stack.enter_context(mock_backend([s.issuer for s in services.values()]))
+        yield platform
+
+
+@pytest.fixture(params=PROVIDERS)
+def provider(request) -> str:
+    return request.param
+
+
+@pytest.fixture
+def platform(tmp_path, provider):
+    with turn_platform(tmp_path, providers=(provider,)) as running:
+        yield running
+
+
+def slow(name: str, seconds: float, backend: str) -> dict:
+    """A shared tool answering after `seconds` (the mock backend's delay route)."""
+    return tool(name, f"{backend}/tools/{name}/delay/{seconds:g}")
+
+
+def shop_tools(backend: str) -> list[dict]:
+    """The demo shop's orders, one order, and product search, as tools on the mock backend."""
+    subject = {"name": "subject", "type": "string", "location": "path"}
+    return [
+        tool("get_orders", f"{backend}/users/{{subject}}/orders", scope="per_user", parameters=[
+            subject, {"name": "status", "type": "string", "location": "query", "required": False}]),
+        tool("get_order", f"{backend}/users/{{subject}}/orders/{{order_id}}", scope="per_user", parameters=[
+            subject, {"name": "order_id", "type": "string", "location": "path"}]),
+        tool("search_products", f"{backend}/products", parameters=[
+            {"name": "q", "type": "string", "location": "query"}]),
+    ]

@@ -1,0 +1,202 @@
+"""What stops a turn: the step limit, the deadline, and every way the model can fail. Each ends the turn with
+a clear reason (never a 500) and keeps every message already exchanged."""
+from __future__ import annotations
+
+import json
+import socket
+
+import gevent
+
+from service.database import db
+from service.limits import MAX_CALLS_PER_STEP
+from service.models import Conversation, Message
+
+from .conftest import shop_tools, slow, turn_platform
+
+SEARCH = {"name": "search_products", "arguments": {"q": "milk"}}
+
+
+def test_the_step_limit_stops_a_looping_model(tmp_path, provider):
+    with turn_platform(tmp_path, providers=(provider,), max_steps_per_turn=2) as platform:
+        platform.publish(shop_tools(platform.backend))
+        model = platform.models[provider]
+        model.script([[{"calls": [SEARCH], "repeat": True}], [{"text": "Fresh start."}]])
+        chat = platform.conversation(provider)
+
+        result = chat.send("Loop forever")
+
+        assert result["reply"] is None
+        assert result["stopped"] == {"reason": "step-limit", "message": (
+            "The model asked for tools in more than 2 steps, the most one turn may take; the turn was stopped.")}
+        assert len(result["steps"]) == 2 and len(platform.backend_calls()) == 2
+        assert len(model.bodies()) == 3  # asked once more after the last step, and its calls were not run
+        history = chat.history()
+        assert [m["role"] for m in history] == ["user", "assistant", "tool", "assistant", "tool", "platform"]
+        assert history[-1]["stopped"] == result["stopped"]
+        # The next turn carries on from everything already said; calls that never ran are not shown.
+        assert chat.send("Hello?")["reply"] == "Fresh start."
+        given = json.dumps(model.bodies()[-1]["messages"])
+        assert given.count("search_products") == 2 and given.count("Oat milk") == 2
+
+
+def test_the_deadline_stops_a_turn_and_the_model_is_not_asked_after_it(tmp_path, provider):
+    with turn_platform(tmp_path, providers=(provider,), turn_deadline_seconds=0.8) as platform:
+        platform.publish([slow("nap", 0.5, platform.backend)])
+        model = platform.models[provider]
+        model.script([[{"calls": [{"name": "nap", "arguments": {}}], "repeat": True}]])
+        chat = platform.conversation(provider)
+
+        result = chat.send("Take your time")
+
+        assert result["stopped"] == {"reason": "turn-deadline",
+                                     "message": "The turn ran past its deadline of 0.8 seconds and was stopped."}
+        assert result["reply"] is None and result["steps"]
+        assert len(model.bodies()) == len(result["steps"])
+        assert chat.history()[-1]["role"] == "platform"
+
+
+def test_a_model_slower_than_the_deadline_times_out(tmp_path, provider):
+    with turn_platform(tmp_path, providers=(provider,), turn_deadline_seconds=0.5) as platform:
+        platform.publish(shop_tools(platform.backend))
+        platform.models[provider].script([[{"text": "Too late.", "delay": 3}]])
+        chat = platform.conversation(provider)
+
+        result = chat.send("Hurry")
+
+        assert result["reply"] is None
+        assert result["stopped"]["reason"] == "model-timed-out"
+        assert [m["role"] for m in chat.history()] == ["user", "platform"]
+
+
+def test_an_unreachable_model_ends_the_turn_and_keeps_the_message(tmp_path, provider):
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    with turn_platform(tmp_path, providers=(provider,), model_url=f"http://127.0.0.1:{port}") as platform:
+        platform.publish(shop_tools(platform.backend))
+        chat = platform.conversation(provider)
+
+        result = chat.send("Anyone there?")
+
+        assert result["stopped"] == {"reason": "model-unreachable",
+                                     "message": "The model could not be reached; the turn was stopped."}
+        assert [(m["role"], m.get("text")) for m in chat.history()] == [("user", "Anyone there?"), ("platform", None)]
+
+
+def test_a_refusing_model_is_not_asked_again_and_its_error_is_not_repeated(platform, provider):
+    platform.publish(shop_tools(platform.backend))
+    model = platform.models[provider]
+    model.script([[{"status": 401, "error": "secret-internal-detail"}]])
+    chat = platform.conversation(provider)
+
+    result = chat.send("Hi")
+
+    assert result["stopped"] == {"reason": "model-refused",
+                                 "message": "The model's API refused the request (HTTP 401); the turn was stopped."}
+    assert "secret-internal-detail" not in json.dumps(result) + json.dumps(chat.history())
+    assert len(model.bodies()) == 1
+
+
+def test_a_model_error_5xx_is_asked_once_more(platform, provider):
+    platform.publish(shop_tools(platform.backend))
+    model = platform.models[provider]
+    model.script([[{"status": 503, "error": "overloaded"}, {"text": "Recovered."}]])
+    chat = platform.conversation(provider)
+
+    assert chat.send("Hi")["reply"] == "Recovered."
+    first, second = model.bodies()
+    assert first == second
+
+
+def test_a_malformed_answer_mid_turn_keeps_what_was_said(platform, provider):
+    platform.publish(shop_tools(platform.backend))
+    model = platform.models[provider]
+    model.script([[{"calls": [SEARCH]}, {"raw": "this is not JSON"}], [{"text": "Back again."}]])
+    chat = platform.conversation(provider)
+
+    result = chat.send("Find milk")
+
+    assert result["stopped"]["reason"] == "model-malformed" and result["reply"] is None
+    (step,) = result["steps"]
+    assert "Oat milk" in step["results"][0]["output"]
+    assert [m["role"] for m in chat.history()] == ["user", "assistant", "tool", "platform"]
+    assert chat.send("Hello?")["reply"] == "Back again."
+    assert "Oat milk" in json.dumps(model.bodies()[-1])  # the next turn's model still has the earlier results
+
+
+def test_one_turn_at_a_time_per_conversation(platform, provider):
+    platform.publish(shop_tools(platform.backend))
+    platform.models[provider].script([[{"text": "Slow answer.", "delay": 0.6}], [{"text": "Next."}]])
+    chat = platform.conversation(provider)
+
+    first = gevent.spawn(chat.send, "First")
+    gevent.sleep(0.2)
+    refused = chat.send("Second", expect=409)
+    assert refused["code"] == "turn-in-progress"
+    assert first.get(timeout=10)["reply"] == "Slow answer."
+    assert chat.send("Third")["reply"] == "Next."  # the lock was released
+    assert [m.get("text") for m in chat.history()] == ["First", "Slow answer.", "Third", "Next."]
+
+
+def test_a_message_must_be_text(platform, provider):
+    platform.publish(shop_tools(platform.backend))
+    chat = platform.conversation(provider)
+    for body in ({"text": ""}, {"text": 5}, {}, {"text": "x" * 40_000}):
+        response = chat.service.as_session("POST", f"/v1/conversations/{chat.id}/messages", chat.token, json=body)
+        assert response.status_code == 422, body
+        assert response.json()["errors"][0]["rule"] == "message-format"
+    assert chat.history() == [] and platform.models[provider].bodies() == []
+
+
+def test_without_a_model_configured_a_turn_is_refused_clearly(tmp_path):
+    with turn_platform(tmp_path, providers=("openai",), model="") as platform:
+        platform.publish(shop_tools(platform.backend))
+        chat = platform.conversation("openai")
+        refused = chat.send("Hi", expect=503)
+        assert refused["code"] == "model-not-configured" and "TOOLGATE_MODEL" in refused["message"]
+        assert chat.history() == []
+
+
+def test_more_calls_than_a_step_may_carry_are_not_run(platform, provider):
+    platform.publish(shop_tools(platform.backend))
+    platform.models[provider].script([[{"calls": [SEARCH] * (MAX_CALLS_PER_STEP + 1)}]])
+    chat = platform.conversation(provider)
+
+    result = chat.send("Everything at once")
+
+    assert result["stopped"]["reason"] == "model-malformed" and result["steps"] == []
+    assert platform.backend_calls() == []
+    assert [m["role"] for m in chat.history()] == ["user", "platform"]
+
+
+def test_calls_left_without_results_are_not_sent_to_the_model(platform, provider):
+    """A process that died mid-step leaves calls with no results; both APIs refuse such a history."""
+    platform.publish(shop_tools(platform.backend))
+    model = platform.models[provider]
+    model.script([[{"text": "Fine."}]])
+    chat = platform.conversation(provider)
+    with db.connection_context():
+        conversation = Conversation.get_by_id(chat.id)
+        Message.create(conversation=conversation, turn="t0", role="user", content={"text": "Earlier"})
+        Message.create(conversation=conversation, turn="t0", role="assistant", content={
+            "text": "Checking.", "calls": [{"id": "orphan", "name": "search_products", "arguments": {"q": "x"}}]})
+
+    assert chat.send("Still there?")["reply"] == "Fine."
+
+    sent = json.dumps(model.bodies()[0]["messages"])
+    assert "orphan" not in sent and "Checking." in sent and "Earlier" in sent
+
+
+def test_messages_and_the_turn_lock_on_each_engine(tmp_path, database_url):
+    with turn_platform(tmp_path, providers=("openai",), database_url=database_url) as platform:
+        platform.publish(shop_tools(platform.backend))
+        platform.models["openai"].script([[{"calls": [SEARCH]}, {"text": "Found it.", "delay": 0.5}],
+                                          [{"text": "Next."}]])
+        chat = platform.conversation("openai")
+
+        first = gevent.spawn(chat.send, "Milk?")
+        gevent.sleep(0.3)
+        assert chat.send("Meanwhile", expect=409)["code"] == "turn-in-progress"
+        assert first.get(timeout=10)["reply"] == "Found it."
+        assert chat.send("Then")["reply"] == "Next."
+        assert [m["role"] for m in chat.history()] == ["user", "assistant", "tool", "assistant", "user", "assistant"]

@@ -1,0 +1,56 @@
+"""A call that times out inside a turn, through both adapters at once (one wait on the ten-second deadline),
+and a turn watched as server-sent events."""
+from __future__ import annotations
+
+import json
+
+import gevent
+
+from service.limits import CALL_DEADLINE_SECONDS
+
+from .conftest import PROVIDERS, shop_tools, slow, turn_platform
+
+
+def test_a_call_that_times_out_fails_alone_and_the_turn_goes_on(tmp_path):
+    with turn_platform(tmp_path, providers=PROVIDERS) as platform:
+        stuck = slow("stuck", CALL_DEADLINE_SECONDS + 2, platform.backend)
+        platform.publish([stuck, slow("quick", 0, platform.backend)])
+        chats = {}
+        for provider in PROVIDERS:
+            platform.models[provider].script([[
+                {"calls": [{"id": "s", "name": "stuck", "arguments": {}},
+                           {"id": "q", "name": "quick", "arguments": {}}]},
+                {"text": "The slow one did not answer in time."}]])
+            chats[provider] = platform.conversation(provider)
+
+        # Both turns wait on the call deadline together, not one after the other.
+        turns = {provider: gevent.spawn(chat.send, "Check both") for provider, chat in chats.items()}
+        gevent.joinall(list(turns.values()), timeout=CALL_DEADLINE_SECONDS + 20, raise_error=True)
+
+        for provider, greenlet in turns.items():
+            result = greenlet.value
+            assert result["reply"] == "The slow one did not answer in time.", provider
+            timed_out, quick = result["steps"][0]["results"]
+            assert timed_out == {"id": "s", "name": "stuck", "error": {"status": "error", "kind": "timed-out"}}
+            assert json.loads(quick["output"]) == {"slept": 0.0}
+            given = json.dumps(platform.models[provider].bodies()[-1]["messages"])
+            assert '{\\"status\\": \\"error\\", \\"kind\\": \\"timed-out\\"}' in given
+
+
+def test_a_turn_streams_its_steps_calls_and_reply(platform, provider):
+    platform.publish(shop_tools(platform.backend))
+    platform.models[provider].script([[
+        {"calls": [{"id": "m", "name": "search_products", "arguments": {"q": "milk"}},
+                   {"id": "t", "name": "search_products", "arguments": {"q": "tea"}}]},
+        {"text": "Milk and tea, found."}]])
+    chat = platform.conversation(provider)
+
+    events = chat.stream("Milk and tea?")
+
+    assert [kind for kind, _ in events] == ["turn", "step", "call", "call", "reply"]
+    (_, started), (_, step), (_, milk), (_, tea), (_, reply) = events
+    assert reply["turn"] == started["turn"] and reply["reply"] == "Milk and tea, found."
+    assert step == {"step": 0, "calls": reply["steps"][0]["calls"]}
+    assert [milk["id"], tea["id"]] == ["m", "t"] and "Oat milk" in milk["output"] and "Green tea" in tea["output"]
+    assert {k: v for k, v in milk.items() if k != "step"} == reply["steps"][0]["results"][0]
+    assert [m["role"] for m in chat.history()] == ["user", "assistant", "tool", "assistant"]
