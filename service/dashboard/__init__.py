@@ -1,5 +1,22 @@
-"""The web dashboard (being written)."""
+"""The web dashboard at `/`: server-rendered pages over the registry and the conversation functions.
+
+A person signs in with an organization API key and works with the role that key has (the API's POWERS table):
+admin keys do everything, agent keys edit drafts but see no publish button, backend keys cannot sign in.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from flask import Flask
 
 
-def register(app) -> None:
-    """Mount the dashboard at / on `app`."""
+def register(app: "Flask") -> None:
+    """Mount the dashboard at / on `app`. With no secret configured, its pages say why no one can sign in."""
+    from .. import app_config
+    from . import account, playground, projects, tools  # noqa: F401  (each adds its views to the blueprint)
+    from .signin import configure
+    from .web import blp
+
+    configure(app, app_config(app).secret_key)
+    app.register_blueprint(blp)

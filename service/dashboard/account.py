@@ -1,0 +1,49 @@
+"""Signing in with an organization API key, and signing out."""
+from __future__ import annotations
+
+from flask import redirect, request, url_for
+
+from ..api.auth import POWERS, READ
+from ..errors import ServiceError, Violation
+from .signin import sign_in, sign_out, signed_in
+from .web import blp, done, page
+
+NO_DASHBOARD = "A backend key only mints session tokens; sign in with an admin or agent key."
+
+
+def _safe_next(target: str | None) -> str:
+    """Where to go after signing in: a path on this site only, never another origin."""
+    if target and target.startswith("/") and not target.startswith("//") and "\\" not in target:
+        return target
+    return url_for("dashboard.tools")
+
+
+@blp.get("/")
+def home():
+    """The Tools screen for someone signed in; the sign-in page for anyone else."""
+    return redirect(url_for("dashboard.tools" if signed_in() else "dashboard.signin"))
+
+
+@blp.get("/signin")
+def signin():
+    return page("signin.html", next=request.args.get("next", ""))
+
+
+@blp.post("/signin")
+def signin_submit():
+    target = request.form.get("next", "")
+    try:
+        who = sign_in(request.form.get("api_key", ""))
+    except ServiceError as error:
+        return page("signin.html", 401, next=target,
+                    violations=[Violation("api_key", error.code, "That API key was not accepted.")])
+    if READ not in POWERS[who.role]:
+        sign_out()
+        return page("signin.html", 403, next=target, violations=[Violation("api_key", "forbidden", NO_DASHBOARD)])
+    return redirect(_safe_next(target))
+
+
+@blp.post("/signout")
+def signout():
+    sign_out()
+    return done("Signed out.", "dashboard.signin")

@@ -1,0 +1,194 @@
+"""The dashboard's forms as plain data: submitted fields in, registry data out, and violations back to fields.
+
+No Flask here. A form's input names are the registry's own field paths (`url`, `parameters[1].location`), so a
+violation the registry reports lands next to the input it names without any mapping table.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Iterable, Mapping
+
+from ..errors import Violation
+
+PARAMETERS = "parameters"
+CALLS = "calls"
+PARAMETER_FIELDS = ("name", "type", "location", "element_type", "required", "description")
+CALL_FIELDS = ("name", "arguments")
+_ROW_KEY = re.compile(r"^(\w+)\[(\d+)\]\.(\w+)$")
+_ROW_OP = re.compile(r"^(remove|up|down)-(\d+)$")
+PIN_PREFIX = "pin-"
+#: Said when a playground call's arguments do not parse; the dashboard's own sentence, not a registry rule.
+ARGUMENTS_NOT_JSON = "The arguments must be a JSON object, such as {\"status\": \"open\"}."
+
+
+def field_id(field: str) -> str:
+    """The HTML id of the input for a field path: `parameters[1].location` → `f-parameters-1-location`."""
+    return "f-" + (re.sub(r"[^A-Za-z0-9_]+", "-", field).strip("-") or "form")
+
+
+_LABELS = {"url": "URL", "required_entitlement": "Required entitlement", "display_name": "Display name",
+           "runs_at_session_start": "Runs at session start", "element_type": "element type", "api_key": "API key",
+           "parameters": "Parameters", "calls": "Calls"}
+_ROWS = {"parameters": "Parameter", "calls": "Call"}
+
+
+def field_label(field: str) -> str:
+    """A field path as a person reads it: `parameters[1].element_type` → `Parameter 2, element type`."""
+    match = _ROW_KEY.match(field) or re.match(r"^(\w+)\[(\d+)\]$", field)
+    if match and match[1] in _ROWS:
+        row = f"{_ROWS[match[1]]} {int(match[2]) + 1}"
+        inner = match[3] if match.re is _ROW_KEY else ""
+        return f"{row}, {_LABELS.get(inner, inner.replace('_', ' '))}" if inner else row
+    if field.startswith(PIN_PREFIX):
+        return f"Pin of {field[len(PIN_PREFIX):]}"
+    return _LABELS.get(field, field.replace("_", " ").capitalize())
+
+
+def _text(form: Mapping[str, str], key: str, *, strip: bool = True) -> str | None:
+    """A text input's value, or None when blank: the registry then reports the field as missing."""
+    value = form.get(key, "")
+    value = value.strip() if strip else value
+    return value if value.strip() else None
+
+
+def rows(form: Mapping[str, str], prefix: str, fields: Iterable[str]) -> list[dict[str, str]]:
+    """The repeated rows `prefix[i].field` of a form, in index order (the page renumbers them after a reorder)."""
+    wanted = set(fields)
+    found: dict[int, dict[str, str]] = {}
+    for key in form:
+        match = _ROW_KEY.match(key)
+        if match and match[1] == prefix and match[3] in wanted:
+            found.setdefault(int(match[2]), {})[match[3]] = form[key]
+    return [found[i] for i in sorted(found)]
+
+
+def parameter_from_row(row: Mapping[str, str]) -> dict[str, Any]:
+    """One parameter row. A control the editor locked is disabled and so not sent; the registry's defaults
+    (a subject is a string, an array or object rides in the body) then apply, exactly as the editor showed."""
+    parameter: dict[str, Any] = {
+        "name": _text(row, "name"),
+        "required": row.get("required") == "on",
+        "description": row.get("description", "").strip(),
+    }
+    for key in ("type", "location", "element_type"):
+        value = _text(row, key)
+        if value is not None:
+            parameter[key] = value
+    return parameter
+
+
+def definition_from_form(form: Mapping[str, str], tool_name: str) -> dict[str, Any]:
+    """What a submitted editor form asks the draft to become, in the registry's terms (the name is the tool's).
+
+    A blank display name is sent as the tool name, since the spec says a blank label defaults to it.
+    """
+    return {
+        "display_name": _text(form, "display_name") or tool_name,
+        "description": _text(form, "description", strip=False),
+        "method": _text(form, "method"),
+        "url": _text(form, "url"),
+        "scope": _text(form, "scope"),
+        "runs_at_session_start": form.get("runs_at_session_start") == "on",
+        "required_entitlement": _text(form, "required_entitlement"),
+        PARAMETERS: [parameter_from_row(r) for r in rows(form, PARAMETERS, PARAMETER_FIELDS)],
+    }
+
+
+def editor_state(definition: Mapping[str, Any], display_name: str) -> dict[str, Any]:
+    """What the editor shows for a stored definition: the same shape `definition_from_form` produces."""
+    return {**definition, "display_name": display_name,
+            PARAMETERS: [dict(p) for p in definition.get(PARAMETERS, [])]}
+
+
+def registration_from_form(form: Mapping[str, str]) -> dict[str, Any]:
+    """A registration: the few fields a valid first draft needs; the editor does the rest."""
+    return {
+        "name": _text(form, "name"),
+        "display_name": _text(form, "display_name"),
+        "project": _text(form, "project"),
+        "description": _text(form, "description", strip=False),
+        "method": _text(form, "method"),
+        "url": _text(form, "url"),
+        "scope": "shared",
+        PARAMETERS: [],
+    }
+
+
+def apply_row_op(items: list[dict[str, Any]], op: str, blank: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Add, remove or move a row: what the page's script does in place, done on the server when it cannot run."""
+    items = list(items)
+    if op == "add":
+        return items + [dict(blank)]
+    match = _ROW_OP.match(op or "")
+    if not match or int(match[2]) >= len(items):
+        return items
+    action, i = match[1], int(match[2])
+    if action == "remove":
+        del items[i]
+    elif action == "up" and i > 0:
+        items[i - 1], items[i] = items[i], items[i - 1]
+    elif action == "down" and i < len(items) - 1:
+        items[i + 1], items[i] = items[i], items[i + 1]
+    return items
+
+
+BLANK_PARAMETER = {"name": None, "type": "string", "location": "query", "required": True, "description": ""}
+BLANK_CALL = {"name": "", "arguments": "{}"}
+
+
+def errors_by_field(violations: Iterable[Violation]) -> dict[str, list[str]]:
+    """Each field's messages, in the order the registry reported them."""
+    found: dict[str, list[str]] = {}
+    for v in violations:
+        found.setdefault(v.field, []).append(v.message)
+    return found
+
+
+def pins_from_form(form: Mapping[str, str]) -> list[dict[str, Any]]:
+    """The project draft's pins, in the page's order: `pin-<tool>` is blank (not pinned), `draft` or a number."""
+    pins = []
+    for key in form:
+        if not key.startswith(PIN_PREFIX):
+            continue
+        value = form[key].strip()
+        if not value:
+            continue
+        pins.append({"tool": key[len(PIN_PREFIX):], "version": int(value) if value.isdigit() else value})
+    return pins
+
+
+def pin_violations(pins: list[dict[str, Any]], violations: Iterable[Violation]) -> list[Violation]:
+    """Move `pins[i]…` violations onto the `pin-<tool>` select of the tool that pin names."""
+    moved = []
+    for v in violations:
+        match = re.match(r"^pins\[(\d+)\]", v.field)
+        if match and int(match[1]) < len(pins):
+            v = Violation(PIN_PREFIX + str(pins[int(match[1])]["tool"]), v.rule, v.message)
+        moved.append(v)
+    return moved
+
+
+def entitlements_from_text(text: str) -> list[str]:
+    """Entitlements typed as a list separated by commas or spaces, without repeats."""
+    return list(dict.fromkeys(e for e in re.split(r"[\s,]+", text or "") if e))
+
+
+def calls_from_form(form: Mapping[str, str]) -> tuple[list[dict[str, Any]], list[dict[str, str]], list[Violation]]:
+    """A playground step: the calls to run (`{id, name, arguments}`), the rows as typed, and every problem."""
+    typed = [{"name": r.get("name", "").strip(), "arguments": r.get("arguments", "")}
+             for r in rows(form, CALLS, CALL_FIELDS)]
+    calls, problems = [], []
+    for i, row in enumerate(typed):
+        if not row["name"]:
+            problems.append(Violation(f"{CALLS}[{i}].name", "field-required", "This field is required."))
+        try:
+            arguments = json.loads(row["arguments"]) if row["arguments"].strip() else {}
+        except ValueError:
+            arguments = None
+        if not isinstance(arguments, dict):
+            problems.append(Violation(f"{CALLS}[{i}].arguments", "arguments-format", ARGUMENTS_NOT_JSON))
+        calls.append({"id": f"call_{i + 1}", "name": row["name"], "arguments": arguments})
+    if not typed:
+        problems.append(Violation(CALLS, "field-required", "Add at least one call to run."))
+    return calls, typed, problems

@@ -1,0 +1,137 @@
+"""The playground: converse with a project version as a test subject, and run a step of calls by hand.
+
+It mints a real session token for the chosen subject (short-lived, re-minted on each request rather than kept),
+verifies it as any conversation's token is verified, and then uses the conversation functions the API uses.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from flask import current_app, redirect, request, session, url_for
+
+from .. import app_config, registry
+from ..conversations import ModelCall, authenticate_session, get_conversation, offered_tools, open_conversation
+from ..conversations import run_model_step, start_turn
+from ..errors import ServiceError, Violation
+from ..keys import mint_session_token
+from ..keys.store import signing_key
+from ..models import CallRecord
+from .calls import LIFETIME_NOTE, example_arguments, pretty, shown_results
+from .forms import BLANK_CALL, apply_row_op, calls_from_form, entitlements_from_text
+from .web import MINT_SESSIONS, blp, done, page, principal, requires
+
+#: A playground token lives only as long as the request that mints it needs (well under the session maximum).
+PLAYGROUND_TOKEN_SECONDS = 300
+STATE = "playground"
+DRAFT = "draft"
+
+
+def _org():
+    return principal().organization
+
+
+def version_choices() -> list[tuple[str, str]]:
+    """(value, label) for every project version one can converse with: each draft and published version."""
+    choices = []
+    for project in registry.list_projects(_org()):
+        view = registry.project_view(project)
+        if view["draft"]:
+            choices.append((f"{project.name}:{DRAFT}", f"{project.name} — draft version"))
+        choices.extend((f"{project.name}:{v['version']}", f"{project.name} — version {v['version']}")
+                       for v in reversed(view["versions"]))
+    return choices
+
+
+def as_subject(state: dict[str, Any]):
+    """A verified session for the playground's test subject, from a token minted just now."""
+    config = app_config(current_app)
+    organization = _org()
+    token, _ = mint_session_token(signing_key(organization, config.secret_key), config.issuer(organization.slug),
+                                  state["subject"], state["anonymous"], state["entitlements"],
+                                  PLAYGROUND_TOKEN_SECONDS, time.time())
+    return authenticate_session(token, config)
+
+
+def _dispatcher():
+    return current_app.extensions["toolgate_dispatcher"]
+
+
+def _page(status: int = 200, *, form: dict | None = None, violations=(), calls=None, results=None,
+          elapsed=None, message=None):
+    state = session.get(STATE)
+    conversation = tools = None
+    if state:
+        try:
+            as_session = as_subject(state)
+            conversation = get_conversation(as_session, state["conversation"])
+            tools = offered_tools(conversation, as_session)
+        except ServiceError:
+            session.pop(STATE, None)
+            state = None
+    if calls is None:
+        calls = [{"name": t["name"], "arguments": example_arguments(t["parameters"])} for t in tools or []]
+    form = form or state or {"subject": "alice", "entitlements": [], "anonymous": False}
+    return page("playground.html", status, violations=violations, choices=version_choices(), form=form,
+                state=state, conversation=conversation, tools=tools, calls=calls or [dict(BLANK_CALL)],
+                results=results, elapsed=elapsed, message=message, lifetime_note=LIFETIME_NOTE, pretty=pretty,
+                issuer=app_config(current_app).issuer(_org().slug))
+
+
+@blp.get("/playground")
+@requires(MINT_SESSIONS)
+def playground():
+    return _page()
+
+
+@blp.post("/playground")
+@requires(MINT_SESSIONS)
+def start_conversation():
+    """Open a conversation as the test subject: runs its session-start tools, shows what the model is offered."""
+    project, _, version = request.form.get("version", "").rpartition(":")
+    form = {"choice": request.form.get("version", ""), "subject": request.form.get("subject", "").strip(),
+            "entitlements": entitlements_from_text(request.form.get("entitlements", "")),
+            "anonymous": request.form.get("anonymous") == "on"}
+    problems = []
+    if not project or not (version == DRAFT or version.isdigit()):
+        problems.append(Violation("version", "field-required", "Choose a project version to converse with."))
+    if not form["subject"]:
+        problems.append(Violation("subject", "field-required", "This field is required."))
+    if problems:
+        return _page(422, form=form, violations=problems)
+    state = {**form, "project": project, "version": version if version == DRAFT else int(version)}
+    try:
+        conversation = open_conversation(as_subject(state), project, state["version"], _dispatcher())
+    except ValueError as error:  # the token could not be minted (too many or too long entitlements)
+        return _page(422, form=form, violations=[Violation("entitlements", "token-too-big", str(error))])
+    except ServiceError as error:
+        return _page(error.status, form=form, violations=error.violations, message=error.message)
+    session[STATE] = {**state, "conversation": conversation.id}
+    return done("Conversation started.", "dashboard.playground")
+
+
+@blp.post("/playground/step")
+@requires(MINT_SESSIONS)
+def run_step():
+    """Run one step: every call at once, each result or failure object with its time and its assertion."""
+    state = session.get(STATE)
+    if not state:
+        return redirect(url_for("dashboard.playground"))
+    calls, typed, problems = calls_from_form(request.form)
+    op = request.form.get("op", "run")
+    if op != "run":
+        return _page(calls=apply_row_op(typed, op, BLANK_CALL))
+    if problems:
+        return _page(422, violations=problems, calls=typed)
+    as_session = as_subject(state)
+    conversation = get_conversation(as_session, state["conversation"])
+    turn = start_turn(conversation)
+    started = time.monotonic()
+    results = run_model_step(as_session, conversation, turn,
+                             [ModelCall(c["id"], c["name"], c["arguments"]) for c in calls], _dispatcher())
+    elapsed = time.monotonic() - started
+    records = CallRecord.select().where(CallRecord.conversation_id == conversation.id,
+                                        CallRecord.turn == turn.id).order_by(CallRecord.id)
+    issuer = app_config(current_app).issuer(_org().slug)
+    return _page(calls=typed, results={"turn": turn.id, "calls": shown_results(results, records, issuer)},
+                 elapsed=elapsed)

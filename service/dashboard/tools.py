@@ -1,0 +1,198 @@
+"""The Tools screen, registering, the editor, publishing, and published versions (read-only)."""
+from __future__ import annotations
+
+from typing import Any
+
+from flask import redirect, request, url_for
+
+from .. import registry
+from ..definition import ELEMENT_TYPES, LOCATIONS, METHODS, SCOPES, TYPES
+from ..errors import ServiceError
+from ..models import Tool
+from .forms import (
+    BLANK_PARAMETER,
+    PARAMETERS,
+    apply_row_op,
+    definition_from_form,
+    editor_state,
+    registration_from_form,
+)
+from .web import PUBLISH, READ, WRITE_DRAFTS, blp, done, page, powers, principal, requires
+
+CHOICES = {"methods": METHODS, "scopes": SCOPES, "types": TYPES, "locations": LOCATIONS,
+           "element_types": ELEMENT_TYPES}
+#: The Tools screen's filter value for tools that belong to no project.
+ORGANIZATION_WIDE = "-"
+
+
+def _org():
+    return principal().organization
+
+
+def summary(tool: Tool) -> dict[str, Any]:
+    """One line of the Tools screen: the draft's settings when there is one (what is being worked on),
+    otherwise the latest published version's."""
+    view = registry.tool_view(tool)
+    latest = view["versions"][-1]["version"] if view["versions"] else None
+    if view["draft"]:
+        definition = view["draft"]["definition"]
+    else:
+        definition = registry.get_version(tool.organization, tool.name, latest).definition
+    return {**view, "latest": latest, "definition": definition}
+
+
+def in_project(name: str) -> set[str]:
+    """The tools a project has: its own, and those its draft version or its latest published version pins."""
+    project = registry.get_project(_org(), name)
+    view = registry.project_view(project)
+    pins = (view["draft"]["pins"] if view["draft"] else []) + (view["versions"][-1]["pins"] if view["versions"] else [])
+    return {p["tool"] for p in pins} | {t.name for t in registry.list_tools(_org(), name)}
+
+
+@blp.get("/tools")
+@requires(READ)
+def tools():
+    """Every tool; or a project's (see `in_project`); or only the organization-wide ones."""
+    chosen = request.args.get("project", "")
+    found = registry.list_tools(_org())
+    if chosen == ORGANIZATION_WIDE:
+        found = [t for t in found if t.project_id is None]
+    elif chosen:
+        names = in_project(chosen)
+        found = [t for t in found if t.name in names]
+    return page("tools.html", tools=[summary(t) for t in found], projects=registry.list_projects(_org()),
+                chosen=chosen, organization_wide=ORGANIZATION_WIDE)
+
+
+@blp.get("/tools/new")
+@requires(WRITE_DRAFTS)
+def register():
+    return page("register.html", state={"method": "GET"}, projects=registry.list_projects(_org()),
+                choices=CHOICES)
+
+
+@blp.post("/tools/new")
+@requires(WRITE_DRAFTS)
+def register_submit():
+    """Register a tool: creates it and its draft, then opens the editor on that draft."""
+    data = registration_from_form(request.form)
+    try:
+        tool = registry.register_tool(_org(), data, principal().actor)
+    except ServiceError as error:
+        return page("register.html", error.status, violations=error.violations or [], state=data,
+                    projects=registry.list_projects(_org()), choices=CHOICES, message=error.message)
+    return done("Registered. This is its draft: fill in the definition and the parameters, then save.",
+                "dashboard.editor", name=tool.name)
+
+
+@blp.get("/tools/<name>")
+@requires(READ)
+def tool(name: str):
+    """A tool opens on its draft, or, with none, on its latest published version."""
+    view = registry.tool_view(registry.get_tool(_org(), name))
+    if view["draft"]:
+        return redirect(url_for("dashboard.editor", name=name))
+    return redirect(url_for("dashboard.version", name=name, number=view["versions"][-1]["version"]))
+
+
+def _editor(view: dict, state: dict, *, status: int = 200, violations=(), dirty: bool = False,
+            etag: str | None = None, message: str | None = None):
+    return page("editor.html", status, violations=violations, tool=view, state=state, choices=CHOICES,
+                read_only=WRITE_DRAFTS not in powers(), etag=etag or view["draft"]["etag"], dirty=dirty,
+                message=message, version=None, blank=BLANK_PARAMETER)
+
+
+@blp.get("/tools/<name>/draft")
+@requires(READ)
+def editor(name: str):
+    view = registry.tool_view(registry.get_tool(_org(), name))
+    if not view["draft"]:
+        return redirect(url_for("dashboard.tool", name=name))
+    return _editor(view, editor_state(view["draft"]["definition"], view["display_name"]))
+
+
+@blp.post("/tools/<name>/draft")
+@requires(WRITE_DRAFTS)
+def editor_submit(name: str):
+    """Save the draft in place, validating everything together; or add, remove or move a parameter row
+    for a page whose script could not."""
+    view = registry.tool_view(registry.get_tool(_org(), name))
+    if not view["draft"]:
+        return redirect(url_for("dashboard.tool", name=name))
+    state = definition_from_form(request.form, name)
+    etag = request.form.get("etag") or None
+    op = request.form.get("op", "save")
+    if op != "save":
+        state[PARAMETERS] = apply_row_op(state[PARAMETERS], op, BLANK_PARAMETER)
+        return _editor(view, state, dirty=True, etag=etag)
+    try:
+        registry.save_draft(_org(), name, state, principal().actor, if_match=etag)
+    except ServiceError as error:
+        # Unsaved work stays on the page, marked unsaved, with each violation next to its field.
+        return _editor(view, state, status=error.status, violations=error.violations, dirty=True, etag=etag,
+                       message=error.message)
+    return done("Saved.", "dashboard.editor", name=name)
+
+
+@blp.post("/tools/<name>/draft/new")
+@requires(WRITE_DRAFTS)
+def start_draft(name: str):
+    draft = registry.start_draft(_org(), name, principal().actor)
+    return done(f"Started a new draft from version {draft.based_on}.", "dashboard.editor", name=name)
+
+
+@blp.get("/tools/<name>/versions/<int:number>")
+@requires(READ)
+def version(name: str, number: int):
+    """A published version, read-only: every field fixed; "start a new draft" to change anything."""
+    row = registry.get_version(_org(), name, number)
+    view = registry.tool_view(row.tool)
+    return page("editor.html", tool=view, state=editor_state(row.definition, view["display_name"]),
+                choices=CHOICES, read_only=True, version=registry.version_view(row), etag=None, dirty=False,
+                message=None, blank=BLANK_PARAMETER)
+
+
+@blp.post("/tools/<name>/label")
+@requires(WRITE_DRAFTS)
+def relabel(name: str):
+    """Change the display name: any time, published or not, and not versioned."""
+    registry.relabel(_org(), name, request.form.get("display_name", "").strip() or None, principal().actor)
+    return done("Display name changed.", "dashboard.tool", name=name)
+
+
+def _pinned_by(name: str) -> list[str]:
+    """Projects whose draft or published versions pin this tool: publishing freezes it for each of them."""
+    found = []
+    for project in registry.list_projects(_org()):
+        view = registry.project_view(project)
+        pins = [p for v in view["versions"] for p in v["pins"]] + (view["draft"]["pins"] if view["draft"] else [])
+        if any(p["tool"] == name for p in pins):
+            found.append(project.name)
+    return found
+
+
+def _confirm_publish(name: str, status: int = 200, violations=(), message: str | None = None):
+    view = registry.tool_view(registry.get_tool(_org(), name))
+    if not view["draft"]:
+        return redirect(url_for("dashboard.tool", name=name))
+    number = (view["versions"][-1]["version"] if view["versions"] else 0) + 1
+    return page("publish.html", status, violations=violations, tool=view, number=number,
+                projects=_pinned_by(name), message=message)
+
+
+@blp.get("/tools/<name>/publish")
+@requires(PUBLISH)
+def publish(name: str):
+    """Confirm a publish, saying what freezes."""
+    return _confirm_publish(name)
+
+
+@blp.post("/tools/<name>/publish")
+@requires(PUBLISH)
+def publish_submit(name: str):
+    try:
+        version_row = registry.publish_tool(_org(), name, principal().actor)
+    except ServiceError as error:
+        return _confirm_publish(name, status=error.status, violations=error.violations, message=error.message)
+    return done(f"Published version {version_row.number}. It can never change; start a new draft to go on.",
+                "dashboard.version", name=name, number=version_row.number)

@@ -1,0 +1,110 @@
+"""The dashboard's blueprint and what every page shares: roles, CSRF, errors as pages, security headers."""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from functools import wraps
+from typing import Any
+
+from flask import Blueprint, flash, redirect, render_template, request, url_for
+
+from ..api.auth import MINT_SESSIONS, POWERS, PUBLISH, READ, WRITE_DRAFTS
+from ..errors import ServiceError, forbidden
+from .forms import errors_by_field, field_id, field_label
+from .signin import configured, csrf_ok, csrf_token, signed_in
+
+blp = Blueprint("dashboard", __name__, template_folder="templates", static_folder="static",
+                static_url_path="/static/dashboard")
+
+#: Every asset is the service's own (no CDN), scripts come only from files, and no page can be framed.
+CONTENT_SECURITY_POLICY = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                           "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+WRITES = ("POST", "PUT", "PATCH", "DELETE")
+NO_SECRET = "This service has no TOOLGATE_SECRET_KEY, so the dashboard cannot sign anyone in."
+CSRF_FAILED = "This form has expired or did not come from this dashboard. Reload the page and try again."
+
+
+def principal():
+    """The signed-in principal; only called inside views guarded by `requires`."""
+    return signed_in()
+
+
+def powers() -> set[str]:
+    """What the signed-in key's role may do (nothing for a visitor)."""
+    who = signed_in()
+    return POWERS[who.role] if who else set()
+
+
+def requires(power: str):
+    """Send a visitor to sign in, and refuse a key whose role lacks `power` (the API's own POWERS table)."""
+
+    def decorate(view):
+        @wraps(view)
+        def guarded(*args, **kwargs):
+            who = signed_in()
+            if who is None:
+                target = request.full_path.rstrip("?") if request.method == "GET" else None
+                return redirect(url_for("dashboard.signin", next=target))
+            if power not in POWERS[who.role]:
+                raise forbidden(f"An {who.role} key may not do that.")
+            return view(*args, **kwargs)
+
+        return guarded
+
+    return decorate
+
+
+def page(template: str, status: int = 200, *, violations=(), **context: Any):
+    """Render a dashboard page, with every violation by field for the inputs to show beside themselves."""
+    violations = list(violations)
+    return render_template(f"dashboard/{template}", violations=violations, errors=errors_by_field(violations),
+                           **context), status
+
+
+def done(message: str, endpoint: str, **values: Any):
+    """After a successful write: say so once, and redirect so a reload does not repeat it."""
+    flash(message)
+    return redirect(url_for(endpoint, **values))
+
+
+def when(timestamp: float | None) -> str:
+    """A stored time as the pages show it, in UTC."""
+    if timestamp is None:
+        return ""
+    return datetime.fromtimestamp(timestamp, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+@blp.context_processor
+def _shared() -> dict[str, Any]:
+    return {"principal": signed_in(), "powers": powers(), "csrf_token": csrf_token, "field_id": field_id,
+            "field_label": field_label, "when": when, "READ": READ, "WRITE_DRAFTS": WRITE_DRAFTS, "PUBLISH": PUBLISH,
+            "MINT_SESSIONS": MINT_SESSIONS}
+
+
+@blp.before_request
+def _guard():
+    """No page without cookie keys to sign in with; no write without this session's CSRF token."""
+    if not configured():
+        if request.endpoint == "dashboard.static":
+            return None
+        return page("error.html", 503, title="Dashboard unavailable", message=NO_SECRET)
+    if request.method in WRITES and not csrf_ok(request.form.get("csrf_token")):
+        return page("error.html", 400, title="Form expired", message=CSRF_FAILED)
+    return None
+
+
+@blp.after_request
+def _headers(response):
+    response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
+    response.headers.setdefault("X-Content-Type-Options", "nosniff")
+    response.headers.setdefault("Referrer-Policy", "same-origin")
+    if request.endpoint != "dashboard.static":
+        # Pages show an organization's definitions: never keep them in a shared or back-button cache.
+        response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@blp.errorhandler(ServiceError)
+def _service_error(error: ServiceError):
+    titles = {401: "Not signed in", 403: "Not allowed", 404: "Not found", 409: "Conflict"}
+    return page("error.html", error.status, title=titles.get(error.status, "Refused"), message=error.message,
+                violations=error.violations)

@@ -1,0 +1,74 @@
+"""What the playground shows of a call: the assertion the endpoint received, the one the platform signed."""
+import base64
+import json
+from types import SimpleNamespace
+
+from service.dashboard.calls import (
+    decode_unverified,
+    example_arguments,
+    pretty,
+    received_assertion,
+    shown_results,
+    signed_assertion,
+)
+
+
+def _segment(value) -> str:
+    return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
+
+
+TOKEN = f"{_segment({'alg': 'ES256', 'typ': 'JWT'})}.{_segment({'aud': 'get_orders', 'sub': 'alice'})}.c2ln"
+RECORD = SimpleNamespace(jti="j1", tool="get_orders", subject="alice", anonymous=False, turn="t1", latency_ms=12.0)
+
+
+def test_a_compact_token_decodes_for_display():
+    assert decode_unverified(TOKEN) == {"header": {"alg": "ES256", "typ": "JWT"},
+                                        "claims": {"aud": "get_orders", "sub": "alice"}}
+
+
+def test_what_is_not_a_token_decodes_to_nothing():
+    for text in ("", "a.b", "a.b.c.d", "!!!.@@@.x", f"{_segment([1])}.{_segment({})}.x"):
+        assert decode_unverified(text) is None
+
+
+def test_an_echo_answer_gives_the_token_it_received_and_the_claims_it_verified():
+    echo = json.dumps({"headers": {"Authorization": f"Bearer {TOKEN}"}, "claims": {"sub": "alice"}})
+    received = received_assertion(echo)
+    assert received["token"]["claims"]["aud"] == "get_orders"
+    assert received["verified"] == {"sub": "alice"}
+
+
+def test_an_answer_that_is_not_an_echo_shows_no_received_assertion():
+    for output in (None, "", "plain text", "[1, 2]", json.dumps({"orders": []}), json.dumps({"headers": {}})):
+        assert received_assertion(output) is None
+
+
+def test_the_signed_claims_come_from_the_call_record():
+    assert signed_assertion(RECORD, "https://p/orgs/acme") == {
+        "iss": "https://p/orgs/acme", "aud": "get_orders", "sub": "alice", "anon": False, "turn": "t1", "jti": "j1"}
+
+
+def test_a_call_that_signed_nothing_shows_no_claims():
+    assert signed_assertion(SimpleNamespace(jti=None), "iss") is None
+    assert signed_assertion(None, "iss") is None
+
+
+def test_results_keep_the_calls_order_with_their_times():
+    results = [{"id": "1", "name": "get_orders", "output": '{"a":1}'},
+               {"id": "2", "name": "nope", "error": {"status": "error", "kind": "unknown-tool"}}]
+    shown = shown_results(results, [RECORD, SimpleNamespace(jti=None, latency_ms=0.0)], "iss")
+    assert shown[0]["output"] == '{\n  "a": 1\n}' and shown[0]["latency_ms"] == 12.0 and shown[0]["error"] is None
+    assert json.loads(shown[1]["error"]) == {"status": "error", "kind": "unknown-tool"}
+    assert shown[1]["signed"] is None
+
+
+def test_bodies_are_indented_only_when_they_are_json():
+    assert pretty('{"a": [1]}') == '{\n  "a": [\n    1\n  ]\n}'
+    assert pretty("not json") == "not json"
+    assert pretty(None) == ""
+
+
+def test_example_arguments_name_each_required_parameter():
+    schema = {"properties": {"ids": {"type": "array"}, "q": {"type": "string"}, "n": {"type": "number"}},
+              "required": ["ids", "q"]}
+    assert json.loads(example_arguments(schema)) == {"ids": [], "q": ""}

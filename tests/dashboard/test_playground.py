@@ -1,0 +1,151 @@
+"""The playground over HTTP: a test subject's conversation, a step of calls, each result and its assertion."""
+import json
+import re
+import time
+
+import pytest
+
+from .client import Person
+
+DELAY_SECONDS = 1
+#: Two one-second calls in one step run together: about one second, well under two.
+PARALLEL_BOUND_SECONDS = 1.8
+
+
+@pytest.fixture(scope="module")
+def project(service, backend):
+    """A published project pinning every kind of tool the tests call, all on the mock backend."""
+    echo = f"{backend}/tools/{{}}/echo"
+    subject = [{"name": "subject", "type": "string", "location": "path"}]
+    tools = [
+        {"name": "slow", "url": f"{backend}/tools/slow/delay/{DELAY_SECONDS}"},
+        {"name": "refusing", "url": f"{backend}/tools/refusing/status/404"},
+        {"name": "echo_me", "url": echo.format("echo_me") + "/users/{subject}", "scope": "per_user",
+         "parameters": subject},
+        {"name": "entitled", "url": echo.format("entitled"), "required_entitlement": "orders:read"},
+        {"name": "starter", "url": echo.format("starter") + "/users/{subject}", "scope": "per_user",
+         "runs_at_session_start": True, "parameters": subject},
+    ]
+    for tool in tools:
+        response = service.api("POST", "/v1/tools", json={"description": f"The {tool['name']} tool.",
+                                                          "method": "GET", **tool})
+        assert response.status_code == 201, response.text
+    assert service.api("POST", "/v1/projects", json={"name": "play"}).status_code == 201
+    pins = [{"tool": t["name"], "version": "draft"} for t in tools]
+    assert service.api("PUT", "/v1/projects/play/draft", json={"pins": pins}).status_code == 200
+    assert service.api("POST", "/v1/projects/play/publish").status_code == 201
+    return "play"
+
+
+def start(person: Person, subject="alice", entitlements="", anonymous=False, version="play:1"):
+    form = {"version": version, "subject": subject, "entitlements": entitlements}
+    if anonymous:
+        form["anonymous"] = "on"
+    return person.post("/playground", form)
+
+
+def run(person: Person, *calls):
+    form = {"op": "run"}
+    for i, (name, arguments) in enumerate(calls):
+        form[f"calls[{i}].name"] = name
+        form[f"calls[{i}].arguments"] = arguments
+    return person.post("/playground/step", form)
+
+
+def offered(page) -> list[str]:
+    return re.findall(r'<option value="(\w+)">', re.search(r"<datalist.*?</datalist>", page.text, re.S)[0])
+
+
+def json_after(text: str, label: str):
+    """The JSON block the page shows under `label` in one result."""
+    block = text.split(label, 1)[1]
+    start = block.index("{")
+    return json.JSONDecoder().raw_decode(block[start:])[0]
+
+
+def test_a_conversation_shows_its_context_and_the_tools_offered_for_the_entitlements(admin, project):
+    page = start(admin)
+    assert page.text_of("flash") == "Conversation started."
+    context = page.text_of("context")
+    assert context.startswith("starter ok") and '"sub": "alice"' in context
+    assert sorted(offered(page)) == ["echo_me", "refusing", "slow"]  # no session-start tool, no unentitled one
+    page = start(admin, entitlements="orders:read, other")
+    assert sorted(offered(page)) == ["echo_me", "entitled", "refusing", "slow"]
+    # The form shows the conversation's settings again.
+    assert '<option value="play:1" selected>' in page.text and 'value="orders:read, other"' in page.text
+
+
+def test_a_step_of_two_one_second_calls_takes_about_one_second(admin, project):
+    start(admin)
+    began = time.monotonic()
+    page = run(admin, ("slow", "{}"), ("slow", "{}"))
+    took = time.monotonic() - began
+    assert page.status == 200
+    assert took < PARALLEL_BOUND_SECONDS, took
+    for call in ("call_1", "call_2"):
+        text = page.text_of(f"result-{call}")
+        latency = int(re.search(r"(\d+) ms", text)[1])
+        assert text.startswith("slow " + call + " ok") and latency >= DELAY_SECONDS * 1000
+
+
+def test_each_failure_shows_the_failure_object_the_model_receives(admin, project):
+    start(admin)
+    page = run(admin, ("refusing", "{}"), ("ghost_tool", "{}"), ("echo_me", '{"unexpected": 1}'))
+    failures = {call: json_after(page.text_of(f"result-{call}"), "Failure object (what the model receives)")
+                for call in ("call_1", "call_2", "call_3")}
+    assert failures == {"call_1": {"status": "error", "kind": "refused", "httpCode": 404},
+                        "call_2": {"status": "error", "kind": "unknown-tool"},
+                        "call_3": {"status": "error", "kind": "invalid-arguments"}}
+    assert "No assertion: nothing was called." in page.text_of("result-call_2")
+    assert "Claims the platform signed" in page.text_of("result-call_1")  # it was called, and refused
+
+
+def test_the_assertion_shown_is_the_one_the_endpoint_received(service, admin, project):
+    start(admin)
+    page = run(admin, ("echo_me", "{}"), ("slow", "{}"))
+    turn = page.text_of("results-turn")
+    received = json_after(page.text_of("result-call_1"), "Assertion the endpoint received (decoded)")
+    assert received["header"]["typ"] == "JWT" and received["header"]["alg"] == "ES256"
+    claims = received["claims"]
+    assert (claims["iss"], claims["aud"], claims["sub"], claims["anon"], claims["turn"]) == (
+        service.issuer, "echo_me", "alice", False, turn)
+    verified = json_after(page.text_of("result-call_1"), "Claims the endpoint verified")
+    assert verified["jti"] == claims["jti"]
+    # A tool that is not an echo still shows what the platform signed for it, from the call record.
+    signed = json_after(page.text_of("result-call_2"), "Claims the platform signed")
+    assert (signed["iss"], signed["aud"], signed["sub"], signed["turn"]) == (service.issuer, "slow", "alice", turn)
+    assert "Assertion the endpoint received" not in page.text_of("result-call_2")
+
+
+def test_an_anonymous_session_is_anonymous_in_the_assertion(admin, project):
+    start(admin, subject="visitor-7", anonymous=True)
+    page = run(admin, ("echo_me", "{}"))
+    claims = json_after(page.text_of("result-call_1"), "Assertion the endpoint received (decoded)")["claims"]
+    assert claims["anon"] is True and claims["sub"] == "visitor-7"
+
+
+def test_arguments_that_are_not_a_json_object_are_shown_next_to_their_call(admin, project):
+    start(admin)
+    page = run(admin, ("slow", "{}"), ("slow", "{not json"))
+    assert page.status == 422
+    assert page.errors() == {"f-calls-1-arguments":
+                             'Error: The arguments must be a JSON object, such as {"status": "open"}.'}
+    assert "{not json</textarea>" in page.text  # what was typed stays
+
+
+def test_a_conversation_needs_a_subject_and_a_version(admin, project):
+    page = start(admin, subject=" ", version="")
+    assert page.status == 422
+    assert set(page.errors()) == {"f-subject", "f-version"}
+
+
+def test_a_project_draft_version_can_be_tried_before_it_is_published(service, admin, project):
+    assert service.api("POST", "/v1/projects/play/draft").status_code == 201
+    page = start(admin, version="play:draft")
+    assert "· play draft version ·" in page.text_of("conversation")
+    assert sorted(offered(page)) == ["echo_me", "refusing", "slow"]
+
+
+def test_the_playground_is_for_keys_that_may_mint_session_tokens(agent, project):
+    assert agent.get("/playground").status == 403
+    assert agent.post("/playground", {"version": "play:1", "subject": "alice"}).status == 403

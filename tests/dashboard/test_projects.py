@@ -1,0 +1,88 @@
+"""Projects over HTTP: create, pin (a draft too), refuse bad pins next to their tool, publish the drafts first."""
+import re
+
+from .test_editor import VALID, register
+
+
+def pinned(page) -> dict[str, str]:
+    """Each pin select's chosen value on a project page."""
+    found = {}
+    for name, options in re.findall(r'<select id="[^"]+" name="pin-(\w+)"[^>]*>(.*?)</select>', page.text, re.S):
+        chosen = re.search(r'<option value="([^"]*)" selected>', options)
+        found[name] = chosen[1] if chosen else ""
+    return found
+
+
+def test_a_project_name_is_checked_next_to_its_field(service, admin):
+    page = admin.post("/projects", {"name": "no spaces allowed"})
+    assert page.status == 422
+    assert page.error_at("f-name").startswith("Error: A project name uses letters, digits")
+    assert admin.post("/projects", {"name": "dup"}).url.endswith("/projects/dup")
+    assert admin.post("/projects", {"name": "dup"}).error_at("f-name") == \
+        "Error: A project with this name already exists."
+
+
+def test_pins_are_saved_and_shown_as_chosen(service, admin):
+    register(admin, "pin_a")
+    register(admin, "pin_b")
+    admin.post("/tools/pin_b/publish")
+    admin.post("/projects", {"name": "pinning"})
+    page = admin.post("/projects/pinning/draft", [("pin-pin_b", "1"), ("pin-pin_a", "draft")])
+    assert page.text_of("flash") == "Saved the draft version's pins."
+    assert service.api("GET", "/v1/projects/pinning").json()["draft"]["pins"] == [
+        {"tool": "pin_b", "version": 1}, {"tool": "pin_a", "version": "draft"}]
+    assert {k: v for k, v in pinned(page).items() if v} == {"pin_b": "1", "pin_a": "draft"}
+    assert list(pinned(page))[:2] == ["pin_b", "pin_a"]  # pinned tools first, in pin order
+
+
+def test_a_bad_pin_is_refused_next_to_its_tool_and_nothing_is_saved(service, admin):
+    register(admin, "pin_c")
+    admin.post("/projects", {"name": "bad_pins"})
+    page = admin.post("/projects/bad_pins/draft", [("pin-pin_c", "7"), ("pin-ghost", "1")])
+    assert page.status == 422
+    assert page.error_at("f-pin-pin_c") == "Error: This tool has no published version with that number."
+    assert "Pin of ghost: No tool with this name exists in this organization." in page.text_of("error-summary")
+    assert service.api("GET", "/v1/projects/bad_pins").json()["draft"]["pins"] == []
+
+
+def test_a_project_offers_only_its_own_and_organization_wide_tools(service, admin):
+    admin.post("/projects", {"name": "own"})
+    admin.post("/projects", {"name": "elsewhere"})
+    register(admin, "own_tool", project="own")
+    assert "pin-own_tool" in admin.get("/projects/own").text
+    assert "pin-own_tool" not in admin.get("/projects/elsewhere").text
+    page = admin.get("/tools?project=own")
+    assert "own_tool" in page.text and "pin_a" not in page.text
+    assert "own_tool" not in admin.get("/tools?project=-").text
+
+
+def test_publishing_a_project_lists_then_publishes_the_tool_drafts_it_pins(service, admin):
+    register(admin, "cascade_a")
+    register(admin, "cascade_b")
+    admin.post("/tools/cascade_b/publish")
+    admin.post("/projects", {"name": "cascade"})
+    admin.post("/projects/cascade/draft", [("pin-cascade_a", "draft"), ("pin-cascade_b", "1")])
+    confirm = admin.get("/projects/cascade/publish")
+    drafts = confirm.text_of("publish-drafts")
+    assert "cascade_a" in drafts and "becomes version 1" in drafts and "cascade_b" not in drafts
+    page = admin.post("/projects/cascade/publish")
+    assert page.text_of("flash") == "Published project version 1."
+    assert service.api("GET", "/v1/tools/cascade_a").json()["versions"][0]["version"] == 1
+    versions = service.api("GET", "/v1/projects/cascade").json()["versions"]
+    assert versions[0]["pins"] == [{"tool": "cascade_a", "version": 1}, {"tool": "cascade_b", "version": 1}]
+    # The draft version is consumed; a new one starts from the published pins.
+    page = admin.post("/projects/cascade/draft/new")
+    assert pinned(page)["cascade_a"] == "1"
+
+
+def test_an_agent_cannot_publish_a_project(service, agent):
+    agent.post("/projects", {"name": "agents_project"})
+    assert "/projects/agents_project/publish" not in agent.get("/projects/agents_project").text
+    assert agent.post("/projects/agents_project/publish").status == 403
+    assert service.api("GET", "/v1/projects/agents_project").json()["versions"] == []
+
+
+def test_the_registration_form_lists_projects(service, admin):
+    admin.post("/projects", {"name": "listed"})
+    assert '<option value="listed"' in admin.get("/tools/new").text
+    assert VALID["method"] == "GET"
