@@ -114,11 +114,18 @@ def parse_calls(data: Any) -> list[ModelCall]:
 
 
 def run_model_step(session: Session, conversation: Conversation, turn: Turn, calls: Sequence[ModelCall],
-                   dispatcher: Dispatcher) -> list[dict[str, Any]]:
-    """Run one model step: every call in parallel, results in the calls' order."""
+                   dispatcher: Dispatcher, *, assertions: list[str | None] | None = None) -> list[dict[str, Any]]:
+    """Run one model step: every call in parallel, results in the calls' order.
+
+    Each result is what the model sees (`output` or `error`) plus the call's `latency_ms`. A caller that shows
+    people what was sent (the playground) passes `assertions` to receive each call's signed assertion, or None
+    where nothing was called.
+    """
     tools = offered(conversation_tools(conversation), session.entitlements)
-    outcomes = _dispatch(session, turn.id, calls, tools, dispatcher, conversation.id, session_start=False)
-    return [{"id": call.id, "name": call.name, **outcome.to_result()} for call, outcome in zip(calls, outcomes)]
+    outcomes = _dispatch(session, turn.id, calls, tools, dispatcher, conversation.id, session_start=False,
+                         assertions=assertions)
+    return [{"id": call.id, "name": call.name, **outcome.to_result(), "latency_ms": outcome.latency_ms}
+            for call, outcome in zip(calls, outcomes)]
 
 
 def _arguments(raw: Any) -> Any:
@@ -132,11 +139,13 @@ def _arguments(raw: Any) -> Any:
 
 
 def _dispatch(session: Session, turn: str, calls: Sequence[ModelCall], tools: dict[str, PinnedTool],
-              dispatcher: Dispatcher, conversation_id: str, *, session_start: bool) -> list[CallOutcome]:
+              dispatcher: Dispatcher, conversation_id: str, *, session_start: bool,
+              assertions: list[str | None] | None = None) -> list[CallOutcome]:
     config = dispatcher.config
     issuer = config.issuer(session.organization.slug)
     key = signing_key(session.organization, config.secret_key) if calls else None
     jtis: list[str | None] = [None] * len(calls)
+    signed: list[str | None] = [None] * len(calls)
 
     def thunk(index: int, call: ModelCall):
         tool = tools.get(call.name)
@@ -148,14 +157,17 @@ def _dispatch(session: Session, turn: str, calls: Sequence[ModelCall], tools: di
 
         def sign() -> str:
             jtis[index] = _new_id()
-            return mint_assertion(key, issuer, call.name, session.subject, session.anonymous, turn, time.time(),
-                                  jti=jtis[index])
+            signed[index] = mint_assertion(key, issuer, call.name, session.subject, session.anonymous, turn,
+                                           time.time(), jti=jtis[index])
+            return signed[index]
 
         return lambda: call_tool(tool.compiled, arguments, subject=session.subject, guard=dispatcher.guard,
                                  sign=sign)
 
     outcomes = run_step([thunk(i, c) for i, c in enumerate(calls)])
     _record(session, conversation_id, turn, calls, tools, outcomes, jtis, session_start)
+    if assertions is not None:
+        assertions.extend(signed)
     return outcomes
 
 

@@ -1,19 +1,16 @@
 """What the playground shows about each call: its result, its time, and the assertion behind it. No Flask.
 
 Two views of the assertion, both labelled for what they are:
+- *signed*: for every call that was made, the assertion the platform signed and sent, decoded (header and claims);
 - *received*: when the endpoint is the mock backend's echo, its answer carries the claims it verified and the
-  Authorization header it got, so the page decodes exactly the token the endpoint received;
-- *signed*: for every call, the claims the platform signed as its call record keeps them (issuer, tool, subject,
-  anonymous flag, turn, token id). The record has no `iat`/`exp`; `exp` is always `iat` + the assertion lifetime.
+  Authorization header it got, so the page decodes exactly the token the endpoint received.
 """
 from __future__ import annotations
 
 import base64
 import binascii
 import json
-from typing import Any, Iterable
-
-from ..limits import ASSERTION_LIFETIME_SECONDS
+from typing import Any
 
 
 def decode_segment(segment: str) -> Any:
@@ -51,15 +48,6 @@ def received_assertion(output: str | None) -> dict[str, Any] | None:
     return {"token": decoded, "verified": echo.get("claims")}
 
 
-def signed_assertion(record: Any, issuer: str) -> dict[str, Any] | None:
-    """The claims the platform signed for a call, from its call record; None when nothing was signed
-    (an unknown tool or arguments that did not fit: nothing was called)."""
-    if record is None or not record.jti:
-        return None
-    return {"iss": issuer, "aud": record.tool, "sub": record.subject, "anon": record.anonymous,
-            "turn": record.turn, "jti": record.jti}
-
-
 def pretty(text: str | None) -> str:
     """A body as the page shows it: indented when it is JSON, as it came otherwise."""
     if text is None:
@@ -70,24 +58,17 @@ def pretty(text: str | None) -> str:
         return text
 
 
-def shown_results(results: list[dict[str, Any]], records: Iterable[Any], issuer: str) -> list[dict[str, Any]]:
-    """Each result as the model sees it, with the call's time and assertion; `records` are in the calls' order."""
-    records = list(records)
-    shown = []
-    for i, result in enumerate(results):
-        record = records[i] if i < len(records) else None
-        shown.append({
-            "result": result,
-            "error": json.dumps(result["error"]) if "error" in result else None,
-            "output": pretty(result.get("output")),
-            "latency_ms": record.latency_ms if record is not None else None,
-            "signed": signed_assertion(record, issuer),
-            "received": received_assertion(result.get("output")),
-        })
-    return shown
-
-
-LIFETIME_NOTE = f"exp is always iat + {ASSERTION_LIFETIME_SECONDS} s."
+def shown_results(results: list[dict[str, Any]], assertions: list[str | None]) -> list[dict[str, Any]]:
+    """Each result as the model sees it, with the call's time and the assertion signed for it (None where
+    nothing was called); both lists are in the calls' order."""
+    return [{
+        "result": result,
+        "error": json.dumps(result["error"]) if "error" in result else None,
+        "output": pretty(result.get("output")),
+        "latency_ms": result.get("latency_ms"),
+        "signed": decode_unverified(token) if token else None,
+        "received": received_assertion(result.get("output")),
+    } for result, token in zip(results, assertions)]
 
 _EXAMPLES = {"string": "", "number": 0, "boolean": False, "array": [], "object": {}}
 

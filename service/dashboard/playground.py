@@ -16,8 +16,7 @@ from ..conversations import run_model_step, start_turn
 from ..errors import ServiceError, Violation
 from ..keys import mint_session_token
 from ..keys.store import signing_key
-from ..models import CallRecord
-from .calls import LIFETIME_NOTE, example_arguments, pretty, shown_results
+from .calls import example_arguments, pretty, shown_results
 from .forms import BLANK_CALL, apply_row_op, calls_from_form, entitlements_from_text
 from .web import MINT_SESSIONS, blp, done, page, principal, requires
 
@@ -74,7 +73,7 @@ def _page(status: int = 200, *, form: dict | None = None, violations=(), calls=N
     form = form or state or {"subject": "alice", "entitlements": [], "anonymous": False}
     return page("playground.html", status, violations=violations, choices=version_choices(), form=form,
                 state=state, conversation=conversation, tools=tools, calls=calls or [dict(BLANK_CALL)],
-                results=results, elapsed=elapsed, message=message, lifetime_note=LIFETIME_NOTE, pretty=pretty,
+                results=results, elapsed=elapsed, message=message, pretty=pretty,
                 issuer=app_config(current_app).issuer(_org().slug))
 
 
@@ -127,11 +126,10 @@ def run_step():
     conversation = get_conversation(as_session, state["conversation"])
     turn = start_turn(conversation)
     started = time.monotonic()
+    assertions: list[str | None] = []
     results = run_model_step(as_session, conversation, turn,
-                             [ModelCall(c["id"], c["name"], c["arguments"]) for c in calls], _dispatcher())
+                             [ModelCall(c["id"], c["name"], c["arguments"]) for c in calls], _dispatcher(),
+                             assertions=assertions)
     elapsed = time.monotonic() - started
-    records = CallRecord.select().where(CallRecord.conversation_id == conversation.id,
-                                        CallRecord.turn == turn.id).order_by(CallRecord.id)
-    issuer = app_config(current_app).issuer(_org().slug)
-    return _page(calls=typed, results={"turn": turn.id, "calls": shown_results(results, records, issuer)},
+    return _page(calls=typed, results={"turn": turn.id, "calls": shown_results(results, assertions)},
                  elapsed=elapsed)

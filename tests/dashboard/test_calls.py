@@ -1,7 +1,6 @@
 """What the playground shows of a call: the assertion the endpoint received, the one the platform signed."""
 import base64
 import json
-from types import SimpleNamespace
 
 from service.dashboard.calls import (
     decode_unverified,
@@ -9,7 +8,6 @@ from service.dashboard.calls import (
     pretty,
     received_assertion,
     shown_results,
-    signed_assertion,
 )
 
 
@@ -18,7 +16,6 @@ def _segment(value) -> str:
 
 
 TOKEN = f"{_segment({'alg': 'ES256', 'typ': 'JWT'})}.{_segment({'aud': 'get_orders', 'sub': 'alice'})}.c2ln"
-RECORD = SimpleNamespace(jti="j1", tool="get_orders", subject="alice", anonymous=False, turn="t1", latency_ms=12.0)
 
 
 def test_a_compact_token_decodes_for_display():
@@ -43,23 +40,14 @@ def test_an_answer_that_is_not_an_echo_shows_no_received_assertion():
         assert received_assertion(output) is None
 
 
-def test_the_signed_claims_come_from_the_call_record():
-    assert signed_assertion(RECORD, "https://p/orgs/acme") == {
-        "iss": "https://p/orgs/acme", "aud": "get_orders", "sub": "alice", "anon": False, "turn": "t1", "jti": "j1"}
-
-
-def test_a_call_that_signed_nothing_shows_no_claims():
-    assert signed_assertion(SimpleNamespace(jti=None), "iss") is None
-    assert signed_assertion(None, "iss") is None
-
-
 def test_results_keep_the_calls_order_with_their_times():
-    results = [{"id": "1", "name": "get_orders", "output": '{"a":1}'},
-               {"id": "2", "name": "nope", "error": {"status": "error", "kind": "unknown-tool"}}]
-    shown = shown_results(results, [RECORD, SimpleNamespace(jti=None, latency_ms=0.0)], "iss")
-    assert shown[0]["output"] == '{\n  "a": 1\n}' and shown[0]["latency_ms"] == 12.0 and shown[0]["error"] is None
+    results = [{"id": "1", "name": "get_orders", "output": '{"a":1}', "latency_ms": 12},
+               {"id": "2", "name": "nope", "error": {"status": "error", "kind": "unknown-tool"}, "latency_ms": 0}]
+    shown = shown_results(results, [TOKEN, None])
+    assert shown[0]["output"] == '{\n  "a": 1\n}' and shown[0]["latency_ms"] == 12 and shown[0]["error"] is None
+    assert shown[0]["signed"]["claims"] == {"aud": "get_orders", "sub": "alice"}
     assert json.loads(shown[1]["error"]) == {"status": "error", "kind": "unknown-tool"}
-    assert shown[1]["signed"] is None
+    assert shown[1]["signed"] is None  # nothing was called, so nothing was signed
 
 
 def test_bodies_are_indented_only_when_they_are_json():

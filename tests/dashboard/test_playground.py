@@ -97,7 +97,7 @@ def test_each_failure_shows_the_failure_object_the_model_receives(admin, project
                         "call_2": {"status": "error", "kind": "unknown-tool"},
                         "call_3": {"status": "error", "kind": "invalid-arguments"}}
     assert "No assertion: nothing was called." in page.text_of("result-call_2")
-    assert "Claims the platform signed" in page.text_of("result-call_1")  # it was called, and refused
+    assert "Assertion the platform signed and sent" in page.text_of("result-call_1")  # called, and refused
 
 
 def test_the_assertion_shown_is_the_one_the_endpoint_received(service, admin, project):
@@ -111,9 +111,12 @@ def test_the_assertion_shown_is_the_one_the_endpoint_received(service, admin, pr
         service.issuer, "echo_me", "alice", False, turn)
     verified = json_after(page.text_of("result-call_1"), "Claims the endpoint verified")
     assert verified["jti"] == claims["jti"]
-    # A tool that is not an echo still shows what the platform signed for it, from the call record.
-    signed = json_after(page.text_of("result-call_2"), "Claims the platform signed")
+    sent = json_after(page.text_of("result-call_1"), "Assertion the platform signed and sent (decoded)")
+    assert sent == received  # the endpoint received exactly the token the platform signed
+    # A tool that is not an echo still shows the assertion the platform signed for it.
+    signed = json_after(page.text_of("result-call_2"), "Assertion the platform signed and sent (decoded)")["claims"]
     assert (signed["iss"], signed["aud"], signed["sub"], signed["turn"]) == (service.issuer, "slow", "alice", turn)
+    assert signed["exp"] - signed["iat"] == 30
     assert "Assertion the endpoint received" not in page.text_of("result-call_2")
 
 
