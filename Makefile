@@ -28,6 +28,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
 bench: $(STAMP)
+	$(BIN)/pip install --quiet -e ".[test,bench]"
 	$(BIN)/python -m bench
 
 clean:

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import codecs
 import functools
+import zlib
 from email.message import Message
-from typing import Any
+from typing import Callable, Iterable, Iterator
 
 #: Bytes asked of the socket at a time: small enough to bound memory, large enough to be cheap.
 CHUNK_BYTES = 8_192
 
 
+@functools.lru_cache(maxsize=256)
 def charset_of(content_type: str | None) -> str:
     """The text encoding a Content-Type names with `charset=`; UTF-8 when absent or unusable."""
     if content_type:
@@ -38,8 +40,8 @@ def _usable_codec(charset: str) -> str:
     return codecs.lookup(charset).name
 
 
-def read_text(raw: Any, charset: str, cap: int) -> str | None:
-    """The whole body of urllib3 response `raw` as text, or None as soon as it passes `cap` characters.
+def read_text(chunks: Iterable[bytes], charset: str, cap: int) -> str | None:
+    """The whole body, given as decoded `chunks`, as text, or None as soon as it passes `cap` characters.
 
     Characters, not bytes: a multi-byte character counts once, and undecodable bytes become U+FFFD.
     Exactly `cap` characters pass. A few codecs refuse even then (UTF-16 without its byte-order
@@ -48,7 +50,7 @@ def read_text(raw: Any, charset: str, cap: int) -> str | None:
     decoder = codecs.getincrementaldecoder(charset)(errors="replace")
     parts: list[str] = []
     count = 0
-    for chunk in raw.stream(CHUNK_BYTES, decode_content=True):
+    for chunk in chunks:
         text = decoder.decode(chunk)
         count += len(text)
         if count > cap:
@@ -61,6 +63,75 @@ def read_text(raw: Any, charset: str, cap: int) -> str | None:
     return "".join(parts)
 
 
-def has_body(raw: Any) -> bool:
-    """Whether urllib3 response `raw` has a non-empty (decoded) body, judged from one chunk at most."""
-    return bool(raw.read(CHUNK_BYTES, decode_content=True))
+def has_body(chunks: Iterable[bytes]) -> bool:
+    """Whether the decoded body is non-empty, judged from its first non-empty chunk; the rest is never read."""
+    return any(chunks)
+
+
+def raw_chunks(read: Callable[[int], bytes]) -> Iterator[bytes]:
+    """The body as it comes off the wire, CHUNK_BYTES at a time, from `read(n)` until it returns b""."""
+    while True:
+        chunk = read(CHUNK_BYTES)
+        if not chunk:
+            return
+        yield chunk
+
+
+def decoded_chunks(chunks: Iterable[bytes], content_encoding: str | None) -> Iterator[bytes]:
+    """`chunks` with the Content-Encoding undone as they stream, never more than CHUNK_BYTES at a time.
+
+    gzip and deflate (the encodings the platform offers) are undone; a body in any other coding is
+    passed through as it came, so its size is what arrived. zlib's `max_length` bounds what one
+    compressed chunk may expand to, so a gzip bomb costs one chunk of memory before the cap cuts it.
+    Raises zlib.error for a body that is not what its header says.
+    """
+    codings = [c.strip().lower() for c in (content_encoding or "").split(",") if c.strip()]
+    codings = [c for c in codings if c != "identity"]
+    if not codings or any(c not in _WBITS for c in codings):
+        yield from chunks
+        return
+    for coding in reversed(codings):  # the last coding applied is the first undone
+        chunks = _inflate(chunks, coding)
+    yield from chunks
+
+
+#: zlib window bits per coding: gzip framing, or zlib framing for deflate (with raw deflate as the
+#: fallback some servers send, as urllib3 accepts).
+_WBITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+
+
+def _inflate(chunks: Iterable[bytes], coding: str) -> Iterator[bytes]:
+    inflater = None
+    members = 0
+    for chunk in chunks:
+        data = chunk
+        while data:
+            if inflater is None:
+                inflater = zlib.decompressobj(_deflate_wbits(data) if coding == "deflate" else _WBITS[coding])
+            try:
+                out = inflater.decompress(data, CHUNK_BYTES)
+            except zlib.error:
+                if members:  # junk after a complete member is ignored, as urllib3 ignores it
+                    return
+                raise
+            data = inflater.unconsumed_tail
+            if inflater.eof:
+                members += 1
+                if coding == "deflate":
+                    data = b""  # one zlib stream; anything after it is not part of the body
+                else:
+                    data = inflater.unused_data + data  # another gzip member may follow
+                inflater = None
+            if out:
+                yield out
+    if inflater is not None:
+        tail = inflater.flush()
+        if tail:
+            yield tail
+
+
+def _deflate_wbits(data: bytes) -> int:
+    """zlib framing when `data` starts with a zlib header, else raw deflate (some servers send that)."""
+    if len(data) >= 2 and data[0] & 0x0F == 8 and ((data[0] << 8) | data[1]) % 31 == 0:
+        return zlib.MAX_WBITS
+    return -zlib.MAX_WBITS

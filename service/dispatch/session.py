@@ -1,9 +1,10 @@
-"""The one `requests` Session configuration every outbound call uses.
+"""The `requests` Session of the reference engine (transport.ENGINE = "requests"), and what both engines share.
 
-Everything an endpoint could use against the platform is switched off here, once: environment
-proxies and .netrc (`trust_env`), cookies (a policy that refuses to store or return any), redirects
-(never followed, and never read to be followed), and turning TLS verification off (the adapter
-forces it on whatever a caller passes).
+The call path sends with service.dispatch.client; this Session is what it replaced, kept so that the
+benchmarks can run the platform with it side by side. Everything an endpoint could use against the
+platform is switched off here, once: environment proxies and .netrc (`trust_env`), cookies (a policy
+that refuses to store or return any), redirects (never followed, and never read to be followed), and
+turning TLS verification off (the adapter forces it on whatever a caller passes).
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from http.cookiejar import DefaultCookiePolicy
 from typing import Any
 
 import requests
+import requests.adapters
 from requests.adapters import HTTPAdapter
 from requests.structures import CaseInsensitiveDict
 
@@ -24,6 +26,14 @@ HOST_POOLS = 100
 #: Sent on every call; the Authorization header is added per call. Only encodings decoded as the
 #: body streams are offered, so a compressed body is always measured by what it expands to.
 DEFAULT_HEADERS = {"User-Agent": "Toolgate", "Accept": "*/*", "Accept-Encoding": "gzip, deflate"}
+
+
+def ca_bundle() -> str:
+    """The CA bundle TLS verifies against, for every engine: the one requests uses (certifi's).
+
+    Read when a host's pool is made rather than at import, so the whole platform follows one setting.
+    """
+    return requests.adapters.DEFAULT_CA_BUNDLE_PATH
 
 
 class _RefuseAllCookies(DefaultCookiePolicy):

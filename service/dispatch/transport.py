@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import http.client
 import time
+import zlib
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 from weakref import WeakKeyDictionary
 
 import gevent
@@ -16,6 +17,7 @@ import requests
 import urllib3.exceptions
 
 from service.dispatch.build import BuiltRequest
+from service.dispatch.client import GuardedClient
 from service.dispatch.failures import (
     REFUSED,
     RESPONSE_TOO_BIG,
@@ -25,7 +27,7 @@ from service.dispatch.failures import (
     failure_object,
 )
 from service.dispatch.guard import AddressGuard
-from service.dispatch.reading import charset_of, has_body, read_text
+from service.dispatch.reading import CHUNK_BYTES, charset_of, decoded_chunks, has_body, raw_chunks, read_text
 from service.dispatch.session import new_session
 from service.limits import CALL_DEADLINE_SECONDS, RESPONSE_CAP_CHARS
 
@@ -59,11 +61,20 @@ class CallOutcome:
         return {"error": failure_object(self.kind, self.http_code)}
 
 
+_clients: WeakKeyDictionary[AddressGuard, GuardedClient] = WeakKeyDictionary()
 _sessions: WeakKeyDictionary[AddressGuard, requests.Session] = WeakKeyDictionary()
 
 
+def client_for(guard: AddressGuard) -> GuardedClient:
+    """The one client (and so the one set of connection pools) kept for `guard`."""
+    client = _clients.get(guard)
+    if client is None:
+        client = _clients[guard] = GuardedClient(guard)
+    return client
+
+
 def session_for(guard: AddressGuard) -> requests.Session:
-    """The one Session (and so the one connection pool) kept for `guard`."""
+    """The one requests Session kept for `guard`: the reference engine (see ENGINE)."""
     session = _sessions.get(guard)
     if session is None:
         session = _sessions[guard] = new_session(guard)
@@ -83,9 +94,9 @@ def send(
     One deadline covers resolution, connecting, the headers and the whole body; a body past `cap`
     characters is cut off as response-too-big.
     """
-    session = session_for(guard)
+    exchange = EXCHANGES[ENGINE]
     started = time.monotonic()
-    outcome = within_deadline(lambda: _exchange(session, request, authorization, deadline, cap), deadline)
+    outcome = within_deadline(lambda: exchange(guard, request, authorization, deadline, cap), deadline)
     return replace(outcome, latency_ms=round((time.monotonic() - started) * 1000))
 
 
@@ -112,36 +123,60 @@ def within_deadline(exchange: Callable[[], CallOutcome], deadline: float) -> Cal
         http.client.HTTPException,  # http.client.IncompleteRead and friends, should one escape urllib3
         OSError,  # a reset or refused socket not wrapped by either library
         UnicodeError,  # a body its own charset cannot decode even with replacement (UTF-16, no BOM)
+        zlib.error,  # a body that is not the gzip or deflate its Content-Encoding says
     ) as exc:
         return CallOutcome(TRANSPORT_ERROR, detail=_describe(exc))
     finally:
         timer.close()
 
 
-def _exchange(
-    session: requests.Session, request: BuiltRequest, authorization: str, deadline: float, cap: int
-) -> CallOutcome:
+def _exchange(guard: AddressGuard, request: BuiltRequest, authorization: str, deadline: float,
+              cap: int) -> CallOutcome:
+    response = client_for(guard).open(request, authorization)
+    try:
+        chunks = decoded_chunks(raw_chunks(response.read), _header(response, "Content-Encoding"))
+        return _judge(response.status_code, _header(response, "Content-Type"), chunks, cap)
+    finally:
+        # Back to the pool only when read to its end; cut off at the cap, unread (a 3xx or error
+        # body) or broken mid-way, the socket is closed here and never reused.
+        response.release()
+
+
+def _header(response: Any, name: str) -> str | None:
+    value = response.get(name)
+    return ", ".join(value) if isinstance(value, list) else value  # a repeated header comes as a list
+
+
+def _exchange_requests(guard: AddressGuard, request: BuiltRequest, authorization: str, deadline: float,
+                       cap: int) -> CallOutcome:
     headers = {**request.headers, "Authorization": authorization}
     # The socket timeouts only back up the gevent deadline, which is what actually bounds the call.
-    response = session.request(
+    response = session_for(guard).request(
         request.method, request.url, headers=headers, data=request.body,
         stream=True, allow_redirects=False, timeout=deadline,
     )
     try:
-        return _judge(response, cap)
+        chunks = response.raw.stream(CHUNK_BYTES, decode_content=True)
+        return _judge(response.status_code, response.headers.get("Content-Type"), chunks, cap)
     finally:
-        # A body read to its end has already gone back to the pool; one cut off at the cap, not read
-        # (a 3xx or error body) or broken mid-way is closed here, so its connection is never reused.
         response.close()
 
 
-def _judge(response: requests.Response, cap: int) -> CallOutcome:
-    status = response.status_code
+#: The clients a call can be sent with, by name. geventhttpclient is the platform's; requests is the
+#: reference the benchmarks measure it against (bench/ adds urllib3), each behind the same guards.
+EXCHANGES: dict[str, Callable[[AddressGuard, BuiltRequest, str, float, int], CallOutcome]] = {
+    "geventhttpclient": _exchange,
+    "requests": _exchange_requests,
+}
+ENGINE = "geventhttpclient"
+
+
+def _judge(status: int, content_type: str | None, chunks: Iterable[bytes], cap: int) -> CallOutcome:
     if not 200 <= status < 300:
         # Only emptiness matters, and the body is never forwarded: one chunk at most decides.
-        kind = REFUSED if has_body(response.raw) else RETURNED_NOTHING
+        kind = REFUSED if has_body(chunks) else RETURNED_NOTHING
         return CallOutcome(kind, http_code=status)
-    text = read_text(response.raw, charset_of(response.headers.get("Content-Type")), cap)
+    text = read_text(chunks, charset_of(content_type), cap)
     if text is None:
         return CallOutcome(RESPONSE_TOO_BIG, http_code=status, detail=f"more than {cap} characters")
     return CallOutcome(None, http_code=status, output=text, size_chars=len(text))

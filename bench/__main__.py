@@ -1,0 +1,83 @@
+"""`python -m bench` (`make bench`): every benchmark, one after another, then bench/RESULTS.md.
+
+Each benchmark runs as its own process (so none inherits another's pools, memory or gevent state) and
+hands back its report as JSON; this writes them all, with the machine and a summary of the goals.
+
+    python -m bench [--only step_fanout,cap] [--results bench/RESULTS.md]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench.common import PYTHON, ROOT, machine, table, verdict
+
+BENCHMARKS = ("step_fanout", "call_overhead", "cap", "registry", "peer")
+#: No benchmark may run longer than this (the peer's first install included).
+BENCHMARK_SECONDS = 1_800
+
+
+def run_one(name: str) -> dict:
+    """Run `python -m bench.<name>`, echoing its output; its report, or a stand-in saying it failed."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / f"{name}.json"
+        started = time.monotonic()
+        try:
+            done = subprocess.run([PYTHON, "-m", f"bench.{name}", "--json", str(out)], cwd=ROOT,
+                                  timeout=BENCHMARK_SECONDS, check=False)
+            code = done.returncode
+        except subprocess.TimeoutExpired:
+            code = "timeout"
+        if out.exists():
+            report = json.loads(out.read_text())
+            report["seconds"] = time.monotonic() - started
+            return report
+    return {"name": name, "title": name, "command": f"python -m bench.{name}", "tables": [], "goals": [],
+            "notes": [f"The benchmark did not finish (exit {code})."], "seconds": time.monotonic() - started}
+
+
+def render(reports: list[dict], facts: dict[str, str]) -> str:
+    goals = [(g["goal"], g["measured"], verdict(g["met"]), g.get("limit", ""), r["name"])
+             for r in reports for g in r["goals"]]
+    lines = [
+        "# Benchmark results", "",
+        "Written by `make bench` (`python -m bench`); each section says how to rerun it alone.", "",
+        table(["", ""], [[k, v] for k, v in facts.items()]), "",
+        "The load generator (aiohttp in the benchmark process), the platform and the endpoint share these cores, "
+        "so every figure includes their contention; ratios within one run are what the goals compare.", "",
+        "## Goals", "", table(["goal", "measured", "verdict", "what limits it", "benchmark"], goals), "",
+    ]
+    for report in reports:
+        lines += [f"## {report['title']}", "", f"`{report['command']}`  ({report['seconds']:.0f} s)", ""]
+        for block in report["tables"]:
+            lines += [block, ""]
+        lines += [f"- {note}" for note in report["notes"]] + [""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default=",".join(BENCHMARKS), help="comma-separated benchmark names")
+    parser.add_argument("--results", type=Path, default=ROOT / "bench" / "RESULTS.md")
+    args = parser.parse_args(argv)
+    names = [n for n in args.only.split(",") if n]
+    unknown = set(names) - set(BENCHMARKS)
+    if unknown:
+        parser.error(f"unknown benchmarks: {', '.join(sorted(unknown))}")
+    facts = {**machine(), "load average at start": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+    reports = [run_one(name) for name in names]
+    args.results.write_text(render(reports, facts))
+    print(f"wrote {args.results}")
+    return 0 if all(r["tables"] for r in reports) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,66 @@
+"""Several worker processes: gunicorn's gevent workers, each building the app with the same factory.
+
+`toolgate serve --workers N` runs this with the CLI's settings. Under gunicorn directly,
+`gunicorn -k gevent -w 4 -b 0.0.0.0:8080 service.wsgi:app` reads the settings from TOOLGATE_*;
+`app` is built on first access, in the worker, after gunicorn's gevent worker has patched the
+standard library. Every worker gets its own database pool: nothing is built before the fork.
+gunicorn sets TCP_NODELAY on its listening sockets, so accepted connections skip Nagle's delay
+(the 44 ms per kept-alive request that gevent's own server needs NoDelayHandler for).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from flask import Flask
+
+#: Concurrent connections one worker serves; a step's own fan-out is outbound and not counted here.
+WORKER_CONNECTIONS = 1_000
+#: Seconds an idle client connection is kept open (a load balancer keeps its own pool warm).
+KEEPALIVE_SECONDS = 75
+#: A worker busy longer than this without a heartbeat is restarted; well above the 10 s call deadline.
+WORKER_TIMEOUT_SECONDS = 60
+
+
+def _patch_database_driver() -> None:
+    # psycopg2 blocks in C; psycogreen makes its waits cooperative, as service.entry does.
+    from psycogreen.gevent import patch_psycopg
+
+    patch_psycopg()
+
+
+def serve_workers(factory: Callable[[], "Flask"], host: str, port: int, workers: int) -> None:
+    """Run `factory`'s app under gunicorn with `workers` gevent worker processes until stopped."""
+    from gunicorn.app.base import BaseApplication
+
+    class _Toolgate(BaseApplication):
+        def load_config(self) -> None:
+            settings = {
+                "bind": f"{host}:{port}",
+                "workers": workers,
+                "worker_class": "gevent",
+                "worker_connections": WORKER_CONNECTIONS,
+                "keepalive": KEEPALIVE_SECONDS,
+                "timeout": WORKER_TIMEOUT_SECONDS,
+                "accesslog": None,
+                "preload_app": False,  # each worker opens its own database connections after the fork
+                "post_fork": lambda _server, _worker: _patch_database_driver(),
+            }
+            for name, value in settings.items():
+                self.cfg.set(name, value)
+
+        def load(self) -> "Flask":
+            return factory()
+
+    _Toolgate().run()
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # `gunicorn service.wsgi:app`: built in the worker, from the environment
+        _patch_database_driver()
+        from service import create_app
+
+        global app
+        app = create_app()
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
