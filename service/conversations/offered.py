@@ -70,6 +70,13 @@ def _published_cached(_generation: int, tool_version_id: int) -> PinnedTool:
     return _pinned(row.tool.name, row.number, ToolDefinition.from_dict(row.definition))
 
 
+@lru_cache(maxsize=1024)
+def _published_pins(_generation: int, project_version_id: int) -> tuple[PinnedTool, ...]:
+    """A published project version's tools: it never changes, so they are read once per process."""
+    pins = Pin.select(Pin.tool_version).where(Pin.project_version == project_version_id).order_by(Pin.id)
+    return tuple(_published(pin.tool_version_id) for pin in pins)
+
+
 def resolve_project_version(project: Project, version: Any) -> ProjectVersion | None:
     """The project version a conversation runs on: a number, "draft" (None), or by default the latest."""
     if version == "draft":
@@ -90,11 +97,12 @@ def resolve_project_version(project: Project, version: Any) -> ProjectVersion | 
     return found
 
 
-def pinned_tools(project: Project, project_version: ProjectVersion | None) -> list[PinnedTool]:
-    """Every tool the project version pins, in pin order."""
+def pinned_tools(project: Project | None, project_version: ProjectVersion | int | None) -> list[PinnedTool]:
+    """Every tool a published project version (a row or its id) pins, in pin order; with no version, every tool
+    the project's draft pins."""
     if project_version is not None:
-        pins = Pin.select(Pin.tool_version).where(Pin.project_version == project_version).order_by(Pin.id)
-        return [_published(pin.tool_version_id) for pin in pins]
+        version_id = project_version if isinstance(project_version, int) else project_version.id
+        return list(_published_pins(generation(), version_id))
     draft = ProjectDraft.get(ProjectDraft.project == project)
     tools: list[PinnedTool] = []
     for pin in draft.pins:

@@ -1,11 +1,13 @@
 """Session tokens at the platform's door: which organization, which subject, which entitlements."""
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import jwt
 
 from ..config import Config
+from ..database import generation
 from ..errors import ServiceError
 from ..keys import SessionClaims, TokenError, verify_session_token
 from ..keys.store import verification_keys
@@ -45,7 +47,28 @@ def _kid_of(token: str) -> str | None:
     return kid if isinstance(kid, str) and len(kid) <= 128 else None
 
 
+#: Verified session tokens, kept until they expire: a token cannot be revoked, and the key that signed it stays
+#: published for longer than any token lives, so verifying it again on every request would change no answer.
+_verified: dict[tuple[int, str], Session] = {}
+MAX_REMEMBERED_SESSIONS = 10_000
+
+
 def authenticate_session(token: str, config: Config) -> Session:
+    """The verified session of a token (from the cache while it lives), or 401."""
+    key = (generation(), token)
+    session = _verified.get(key)
+    if session is not None and session.claims.expires_at > time.time():
+        return session
+    session = _verify(token, config)
+    if len(_verified) >= MAX_REMEMBERED_SESSIONS:
+        now = time.time()
+        for stale in [k for k, s in _verified.items() if s.claims.expires_at <= now] or list(_verified)[:1000]:
+            _verified.pop(stale, None)
+    _verified[key] = session
+    return session
+
+
+def _verify(token: str, config: Config) -> Session:
     """Verify a session token against the keys of the organization that owns its `kid`, or 401.
 
     The issuer expected is the one our configuration gives that organization, never the token's own

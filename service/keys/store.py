@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from ..database import write_transaction
+from ..database import generation, write_transaction
 from ..models import Organization, SigningKeyRow
 from ..ops import audit
 from .jwks import RETIRED_KEY_PUBLISHED_SECONDS, active_key
@@ -59,10 +59,22 @@ def _rows(organization: Organization, now: float) -> list[SigningKeyRow]:
             if row.retired_at is None or now - row.retired_at < RETIRED_KEY_PUBLISHED_SECONDS]
 
 
+#: Seconds a process keeps using the active key it last read. A rotation done by another instance reaches this one
+#: within that time; until then it signs with the retired key, which stays published far longer than that.
+ACTIVE_KEY_TTL_SECONDS = 5.0
+_active: dict[tuple[int, int], tuple[float, SigningKey]] = {}
+
+
 def signing_key(organization: Organization, secret: str) -> SigningKey:
-    """The key that signs now for this organization."""
+    """The key that signs now for this organization (read at most every ACTIVE_KEY_TTL_SECONDS)."""
     now = time.time()
-    return active_key(_open(row, secret) for row in _rows(organization, now) if not row.standby)
+    cache_key = (generation(), organization.id)
+    cached = _active.get(cache_key)
+    if cached is not None and now - cached[0] < ACTIVE_KEY_TTL_SECONDS:
+        return cached[1]
+    key = active_key(_open(row, secret) for row in _rows(organization, now) if not row.standby)
+    _active[cache_key] = (now, key)
+    return key
 
 
 def verification_keys(organization: Organization, secret: str, now: float | None = None) -> list[SigningKey]:
@@ -91,6 +103,7 @@ def rotate(organization: Organization, secret: str, actor: str, now: float | Non
         after = _key_set_state(organization)
         audit.record(organization, actor, audit.KEY_ROTATE, audit.SIGNING_KEY, next(iter(after["active"]), ""),
                      before=before, after=after)
+    _active.pop((generation(), organization.id), None)  # this instance signs with the new key at once
     return signing_key(organization, secret)
 
 
