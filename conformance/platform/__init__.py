@@ -1,0 +1,90 @@
+"""The platform suite: checks a running Toolgate platform end to end, over HTTP, as an outsider.
+
+`toolgate conformance platform --url URL --admin-key KEY [--agent-key KEY] [--mock-url URL]`
+checks an organization on a running platform; without `--url` the kit starts a platform and a
+mock backend itself on free loopback ports. Without `--mock-url` (and with `--url`) it starts a
+mock backend on loopback trusting the organization's issuer, which the platform must be allowed
+to reach. Every run names its tools and projects with a random prefix, so runs never collide.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+from typing import Iterator
+
+import requests
+
+from conformance.platform import cases  # noqa: F401  (declares every case on SUITE)
+from conformance.platform.budgets import REQUEST_TIMEOUT_SECONDS
+from conformance.platform.client import PlatformTarget, SetupRefused
+from conformance.platform.launch import local_platform, mock_backend
+from conformance.platform.suite import SUITE
+from conformance.runner import CouldNotRun
+
+__all__ = ["SUITE", "PlatformTarget", "add_arguments", "banner", "open_target"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The platform command's own options (selection and reports are the runner's)."""
+    parser.add_argument("--url", help="the platform's base URL; without it the kit starts a platform "
+                                      "and a mock backend itself on free loopback ports")
+    parser.add_argument("--admin-key", metavar="KEY", help="an admin API key of the organization "
+                                                           "to check (required with --url)")
+    parser.add_argument("--agent-key", metavar="KEY",
+                        help="an agent API key of the same organization, for the agent cases "
+                             "(lifecycle/agent-…), which error without it")
+    parser.add_argument("--mock-url", metavar="URL",
+                        help="a mock backend (`toolgate mock-backend`) trusting the organization's "
+                             "issuer and reachable from the platform; without it the kit starts "
+                             "one on loopback")
+
+
+def _issuer(target: PlatformTarget) -> None:
+    """Learn the organization's issuer from a session token, proving the admin key works."""
+    try:
+        target.session_token()
+    except SetupRefused as exc:
+        raise CouldNotRun(f"the admin key cannot mint a session token at {target.url}: {exc}") from exc
+    except requests.RequestException as exc:
+        raise CouldNotRun(f"cannot reach the platform at {target.url}: {exc}") from exc
+
+
+def _mock_answers(mock_url: str) -> None:
+    try:
+        requests.get(f"{mock_url}/_health", timeout=REQUEST_TIMEOUT_SECONDS).raise_for_status()
+    except requests.RequestException as exc:
+        raise CouldNotRun(f"the mock backend at {mock_url} does not answer: {exc}") from exc
+
+
+@contextlib.contextmanager
+def open_target(args: argparse.Namespace) -> Iterator[PlatformTarget]:
+    """The platform to check: the one named by --url, or one the kit starts (and stops) itself."""
+    if args.url is None:
+        if args.admin_key or args.mock_url:
+            raise CouldNotRun("--admin-key and --mock-url go with --url; without --url the kit "
+                              "starts its own platform and mock backend")
+        with local_platform() as started:
+            target = PlatformTarget(started.url, started.admin_key, started.mock_url, started.agent_key)
+            _issuer(target)
+            yield target
+        return
+    if not args.admin_key:
+        raise CouldNotRun("--url needs --admin-key, an admin API key of the organization to check")
+    target = PlatformTarget(args.url, args.admin_key, args.mock_url or "", args.agent_key)
+    _issuer(target)
+    if args.mock_url:
+        _mock_answers(target.mock_url)
+        yield target
+        return
+    with mock_backend(target.issuer) as mock_url:
+        target.mock_url = mock_url
+        yield target
+
+
+def banner(target: PlatformTarget) -> list[str]:
+    """Printed before the cases run: what is checked, and the run's prefix to find its objects by."""
+    lines = [f"platform: {target.url}", f"issuer:   {target.issuer}", f"mock:     {target.mock_url}",
+             f"run:      {target.run} (every tool and project of this run starts with it)"]
+    if target.agent_key is None:
+        lines.append("note:     no --agent-key, so the agent cases (lifecycle/agent-…) cannot run")
+    return lines

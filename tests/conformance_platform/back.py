@@ -1,0 +1,154 @@
+"""A broken platform's outbound side: a proxy between the platform and the mock backend.
+
+The kit is told this proxy is the mock (`--mock-url`), so every tool URL points here and every
+call the platform makes passes through. For each fault switched on it bends what the endpoint
+receives, as a platform with that bug would send it: calls one after another instead of
+together, a cookie, the model's subject in the path, a claim tampered with (the echo then shows
+the tampered assertion, re-signed with the double's published key so only that claim is wrong).
+Anything else, including the mock's socket faults, passes through unchanged.
+"""
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from typing import Any, Callable, Iterator
+
+import gevent
+import gevent.lock
+import jwt
+import requests
+import urllib3
+
+from conformance.limits import CALL_DEADLINE_SECONDS
+from conformance.tokens import with_payload
+from mock_backend.faults import SocketFault
+from tests.conformance_platform.forwarding import Incoming, Outgoing, passable, send
+from tests.conformance_platform.state import Shared
+
+TOOL = re.compile(r"/tools/([^/?]+)/")
+SOMEONE_ELSE = "someone-else"
+#: `hold-slow` holds calls to the mock's `delay/<s>` of at least this many seconds until past the
+#: deadline: a platform whose deadline is too short.
+SLOW_FROM_SECONDS = CALL_DEADLINE_SECONDS / 2
+
+#: How each tampering changes an assertion's claims; `unsigned` is not re-signed afterwards.
+TAMPERINGS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "unsigned": lambda c: {**c, "sub": SOMEONE_ELSE},
+    "iss": lambda c: {**c, "iss": f"{c.get('iss')}/elsewhere"},
+    "aud-list": lambda c: {**c, "aud": [c.get("aud"), "another_tool"]},
+    "sub": lambda c: {**c, "sub": SOMEONE_ELSE},
+    "anon": lambda c: {**c, "anon": not c.get("anon")},
+    "turn": lambda c: {**c, "turn": secrets.token_urlsafe(16)},
+    "exp": lambda c: {**c, "exp": c.get("iat", 0) + 3600},
+    "jti": lambda c: {**c, "jti": "the-same-jti-every-time"},
+}
+
+
+def _unverified(token: str) -> dict[str, Any]:
+    try:
+        return jwt.decode(token, options={"verify_signature": False})
+    except jwt.PyJWTError:
+        return {}
+
+
+class Back:
+    """The proxy in front of the mock. Set `upstream` to the mock's URL once it is up."""
+
+    def __init__(self, shared: Shared) -> None:
+        self.shared = shared
+        self.upstream = ""
+        self.faults: dict[str, Any] = {}
+        self.one_at_a_time = gevent.lock.Semaphore()
+
+    def on(self, fault: str, tool: str | None) -> bool:
+        """Whether `fault` is on for calls to `tool` (a fault given a pattern matches tool names)."""
+        pattern = self.faults.get(fault)
+        if pattern is None:
+            return False
+        return not isinstance(pattern, str) or (tool is not None and re.search(pattern, tool) is not None)
+
+    def handle(self, incoming: Incoming) -> Outgoing:
+        """Forward one call to the mock, bent by the faults on for its tool."""
+        found = TOOL.match(incoming.path)
+        tool = found.group(1) if found else None
+        token = incoming.headers.get("Authorization", "").partition(" ")[2]
+        sub = _unverified(token).get("sub")
+        self.bend_request(incoming, tool, sub)
+        locked = self.on("sequential", tool)
+        if locked:
+            self.one_at_a_time.acquire()
+        try:
+            response = send(self.upstream, incoming, stream=True)
+        except requests.ConnectionError:
+            if locked:
+                self.one_at_a_time.release()
+            return Outgoing(502, {}, _broken("empty-response"))  # the mock closed without a byte: so do we
+        tampering = self.tampering(tool)
+        if tampering and "/echo" in incoming.path and response.status_code == 200:
+            try:
+                body = response.content
+            finally:
+                response.close()
+                if locked:
+                    self.one_at_a_time.release()
+            return Outgoing(200, passable(dict(response.headers)), self.tamper(body, tampering))
+        headers = passable(dict(response.headers))
+        if "Content-Length" in response.headers:  # the body is relayed byte for byte: keep its framing
+            headers["Content-Length"] = response.headers["Content-Length"]
+        return Outgoing(response.status_code, headers, self.relay(response, locked))
+
+    def bend_request(self, incoming: Incoming, tool: str | None, sub: str | None) -> None:
+        """The request as a platform with the switched-on bugs would have built it."""
+        if self.on("add-cookie", tool):
+            incoming.headers["Cookie"] = "session=forwarded-by-a-broken-platform"
+        if sub and tool in self.shared.model_subjects and self.on("model-subject", tool):
+            incoming.target = incoming.target.replace(sub, str(self.shared.model_subjects[tool]))
+        if sub and self.on("wrong-subject", tool):
+            incoming.target = incoming.target.replace(sub, SOMEONE_ELSE)
+            incoming.body = incoming.body.replace(sub.encode(), SOMEONE_ELSE.encode())
+        if self.on("mangle-request", tool):  # a path value's slashes decoded, the query string lost
+            incoming.target = incoming.target.split("?", 1)[0].replace("%2F", "/")
+        if "rewrite-path" in self.faults:
+            old, new = self.faults["rewrite-path"]
+            incoming.target = incoming.target.replace(old, new)
+        slow = re.search(r"/delay/([0-9.]+)", incoming.path)
+        if slow and float(slow.group(1)) >= SLOW_FROM_SECONDS and self.on("hold-slow", tool):
+            gevent.sleep(CALL_DEADLINE_SECONDS + 2)
+
+    def tampering(self, tool: str | None) -> str | None:
+        """The tampering switched on for this tool, if any (`tamper` maps patterns to tamperings)."""
+        for pattern, name in (self.faults.get("tamper") or {}).items():
+            if tool is not None and re.search(pattern, tool):
+                return name
+        return None
+
+    def tamper(self, body: bytes, tampering: str) -> bytes:
+        """The echo's body with its assertion (and the claims it reports) changed by `tampering`."""
+        seen = json.loads(body)
+        token = seen["headers"]["Authorization"].partition(" ")[2]
+        claims = TAMPERINGS[tampering](_unverified(token))
+        if tampering == "unsigned":
+            forged = with_payload(token, claims)
+        else:
+            forged = self.shared.double_key.sign(claims)
+        seen["headers"]["Authorization"] = f"Bearer {forged}"
+        seen["claims"] = claims
+        return (json.dumps(seen, separators=(",", ":")) + "\n").encode()
+
+    def relay(self, response: requests.Response, locked: bool) -> Iterator[bytes]:
+        """The mock's body as it comes; a connection the mock broke is broken here too."""
+        try:
+            for chunk in response.raw.stream(4096, decode_content=False):
+                yield chunk
+        except (urllib3.exceptions.HTTPError, requests.RequestException, OSError) as broken:
+            raise SocketFault("reset") from broken
+        finally:
+            response.close()
+            if locked:
+                self.one_at_a_time.release()
+
+
+def _broken(kind: str) -> Iterator[bytes]:
+    raise SocketFault(kind)
+    yield b""  # pragma: no cover  (a generator, so the fault happens when the server reads it)

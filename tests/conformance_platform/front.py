@@ -1,0 +1,266 @@
+"""A broken platform: a proxy in front of the real one that breaks promises on demand.
+
+`Front` forwards every request to the real platform and, for each fault switched on in `faults`,
+bends one promise on the way: it rewords a violation, fakes a 200 for a write to a published
+version, reports a wrong failure kind, offers a tool the token is not entitled to, and so on.
+Some faults take a pattern of tool names, so they break only the tools of the cases meant to
+catch them (the kit names every tool `<run>_<area>_<case>…`).
+
+It also serves the organization's key set with one more key, the double's own, so that the back
+double (between platform and mock) can re-sign assertions it tampers with.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import jwt
+import requests
+
+from conformance.limits import RESPONSE_CAP_CHARS
+
+from tests.conformance_platform.forwarding import (
+    UPSTREAM_TIMEOUT_SECONDS, Incoming, Outgoing, passable, received, send,
+)
+from tests.conformance_platform.state import Shared
+
+ROUTES = {
+    "tools": r"/v1/tools", "tool": r"/v1/tools/(?P<name>[^/]+)", "draft": r"/v1/tools/(?P<name>[^/]+)/draft",
+    "publish": r"/v1/tools/(?P<name>[^/]+)/publish",
+    "version": r"/v1/tools/(?P<name>[^/]+)/versions/(?P<number>\d+)",
+    "project": r"/v1/projects/(?P<name>[^/]+)", "pins": r"/v1/projects/(?P<name>[^/]+)/draft",
+    "project-publish": r"/v1/projects/(?P<name>[^/]+)/publish", "open": r"/v1/conversations",
+    "conversation": r"/v1/conversations/(?P<id>[^/]+)", "offered": r"/v1/conversations/(?P<id>[^/]+)/tools",
+    "step": r"/v1/conversations/(?P<id>[^/]+)/turns/[^/]+/steps",
+    "jwks": r"/orgs/[^/]+/\.well-known/jwks\.json", "rotate": r"/v1/keys/rotate", "mcp": r"/mcp",
+}
+SWAPPED_KINDS = {"refused": "returned-nothing", "returned-nothing": "refused", "response-too-big": "refused",
+                 "timed-out": "transport-error", "transport-error": "timed-out", "unknown-tool": "invalid-arguments",
+                 "invalid-arguments": "unknown-tool"}
+LEAKED = "Traceback (most recent call last): the endpoint's stack trace"
+
+
+def route(incoming: Incoming) -> tuple[str | None, dict[str, str]]:
+    """Which API route a request is for, and its path parameters."""
+    for name, pattern in ROUTES.items():
+        found = re.fullmatch(pattern, incoming.path)
+        if found:
+            return name, found.groupdict()
+    return None, {}
+
+
+def claims_of(incoming: Incoming) -> dict[str, Any]:
+    """The unverified claims of the request's Bearer token ({} when it is an API key)."""
+    token = incoming.headers.get("Authorization", "").partition(" ")[2]
+    try:
+        return jwt.decode(token, options={"verify_signature": False})
+    except jwt.PyJWTError:
+        return {}
+
+
+class Front:
+    """The proxy in front of the platform. Set `upstream` and `admin_key` once the platform is up."""
+
+    def __init__(self, shared: Shared) -> None:
+        self.shared = shared
+        self.upstream = ""
+        self.admin_key = ""
+        self.faults: dict[str, Any] = {}
+
+    def on(self, fault: str, name: str | None = None) -> bool:
+        """Whether `fault` is switched on (for the tool `name`, when the fault takes a pattern)."""
+        if fault not in self.faults:
+            return False
+        pattern = self.faults[fault]
+        return not isinstance(pattern, str) or (name is not None and re.search(pattern, name) is not None)
+
+    def admin(self, method: str, path: str, body: Any = None) -> requests.Response:
+        """A call of the double's own to the real platform, with the admin key."""
+        return requests.request(method, self.upstream + path, json=body, timeout=UPSTREAM_TIMEOUT_SECONDS,
+                                headers={"Authorization": f"Bearer {self.admin_key}"})
+
+    def handle(self, incoming: Incoming) -> Outgoing:
+        """Fake an answer, or forward (the request bent by the faults on) and bend the answer."""
+        kind, params = route(incoming)
+        fake = self.before(kind, params, incoming)
+        if fake is not None:
+            return fake
+        outgoing = received(send(self.upstream, incoming))
+        self.record(kind, params, incoming, outgoing)
+        return self.after(kind, params, incoming, outgoing)
+
+    # Before forwarding: fake an answer, or change the request ----------------------------------
+
+    def before(self, kind: str | None, params: dict[str, str], incoming: Incoming) -> Outgoing | None:
+        """A faked answer, or None after changing the request as the faults on say."""
+        body = incoming.json()
+        name = params.get("name")
+        if kind == "tools" and incoming.method == "POST" and isinstance(body, dict):
+            if self.on("refuse-named", str(body.get("name"))):
+                return Outgoing.of_json(422, {"errors": [{"field": "name", "rule": "overzealous",
+                                                          "message": "Refused by a broken registry."}]})
+        if kind == "version" and incoming.method in ("PUT", "PATCH", "DELETE") and self.on("fake-published-write"):
+            return Outgoing.of_json(200, {"version": int(params["number"]), "name": name})
+        if kind == "draft" and incoming.method == "PUT" and isinstance(body, dict):
+            if self.on("rename-allowed") and body.get("name") not in (None, name):
+                return Outgoing.of_json(200, self.admin("GET", f"/v1/tools/{name}").json())
+            if self.on("save-publishes", name):  # every save mints a version and starts a fresh draft
+                self.admin("POST", f"/v1/tools/{name}/publish")
+                self.admin("POST", f"/v1/tools/{name}/draft")
+        if kind == "tool" and incoming.method == "PATCH" and self.on("label-frozen"):
+            return Outgoing.of_json(409, {"errors": [{"field": "display_name", "rule": "frozen",
+                                                      "message": "A published tool cannot be relabelled."}]})
+        if kind == "open" and isinstance(body, dict):
+            if body.get("version") == "draft" and self.on("no-draft-conversations"):
+                return Outgoing.of_json(404, {"errors": [{"field": "version", "rule": "not-found",
+                                                          "message": "No such version."}]})
+            if self.on("opens-ignore-entitlements"):
+                self.entitle_everything(incoming)
+        if kind == "step":
+            for call in (body or {}).get("calls", []) if isinstance(body, dict) else []:
+                arguments = call.get("arguments") if isinstance(call, dict) else None
+                for key, value in (arguments.items() if isinstance(arguments, dict) else ()):
+                    if key.lower() == "subject":
+                        self.shared.model_subjects[call.get("name")] = value
+            if self.on("steps-ignore-entitlements"):
+                self.entitle_everything(incoming)
+        if kind == "rotate" and self.on("jwks-drops-old-key"):
+            token = self.admin("POST", "/v1/session-tokens", {"subject": "double"}).json()["token"]
+            self.shared.retired_kids.add(jwt.get_unverified_header(token)["kid"])
+        return None
+
+    def entitle_everything(self, incoming: Incoming) -> None:
+        """Swap the session token for one of the same person carrying every entitlement ever required."""
+        claims = claims_of(incoming)
+        minted = self.admin("POST", "/v1/session-tokens", {
+            "subject": claims.get("sub"), "anonymous": claims.get("anon", False),
+            "entitlements": sorted(self.shared.required_entitlements())}).json()
+        incoming.headers["Authorization"] = f"Bearer {minted['token']}"
+
+    # What the double remembers, whatever the faults -------------------------------------------
+
+    def record(self, kind: str | None, params: dict[str, str], incoming: Incoming, outgoing: Outgoing) -> None:
+        """Remember registrations, pins and conversations, which the faults on offered tools need."""
+        body, answer = incoming.json(), outgoing.json()
+        if kind == "tools" and incoming.method == "POST" and outgoing.status == 201:
+            self.shared.definitions[body["name"]] = body
+        if kind == "pins" and incoming.method == "PUT" and outgoing.status == 200:
+            self.shared.pins[params["name"]] = [p.get("tool") for p in body.get("pins", [])]
+        if kind == "open" and outgoing.status == 201 and isinstance(answer, dict):
+            self.shared.conversations[answer["id"]] = body.get("project")
+
+    # After forwarding: change the answer ------------------------------------------------------
+
+    def after(self, kind: str | None, params: dict[str, str], incoming: Incoming, outgoing: Outgoing) -> Outgoing:
+        """The platform's answer as the faults on bend it."""
+        answer, name = outgoing.json(), params.get("name")
+        if kind in ("publish", "project-publish") and outgoing.status == 403 and self.on("agent-publishes"):
+            return received(self.admin("POST", incoming.path))  # the agent's publish goes through after all
+        if isinstance(answer, dict) and outgoing.status >= 400 and isinstance(answer.get("errors"), list):
+            return outgoing.with_json(self.bend_violations(answer))
+        if kind == "tools" and outgoing.status == 201 and self.on("register-publishes", answer.get("name")):
+            self.admin("POST", f"/v1/tools/{answer['name']}/publish")
+        if kind == "draft" and incoming.method == "POST" and outgoing.status == 201 and self.on("new-draft-blank"):
+            definition = {**answer["draft"]["definition"], "description": "Started blank by a broken registry."}
+            saved = received(self.admin("PUT", f"/v1/tools/{name}/draft", definition))
+            return Outgoing(outgoing.status, saved.headers, saved.body)
+        if kind == "version" and outgoing.status == 200 and self.on("version-follows-draft", name):
+            draft = self.admin("GET", f"/v1/tools/{name}").json().get("draft")
+            if draft:
+                return outgoing.with_json({**answer, "definition": draft["definition"]})
+        if kind == "project" and outgoing.status == 200 and self.on("cascade-pins-draft"):
+            versions = [{**v, "pins": [{**p, "version": "draft"} for p in v.get("pins", [])]}
+                        for v in answer.get("versions", [])]
+            return outgoing.with_json({**answer, "versions": versions})
+        if kind == "step" and outgoing.status == 200:
+            return outgoing.with_json({**answer, "results": self.bend_results(answer.get("results", []))})
+        if kind in ("open", "conversation") and outgoing.status in (200, 201):
+            answer = {**answer, "context": self.bend_context(answer.get("context", []))}
+            answer["tools"] = self.bend_offered(answer["id"], answer.get("tools", []), incoming)
+            return outgoing.with_json(answer)
+        if kind == "offered" and outgoing.status == 200:
+            return outgoing.with_json({"tools": self.bend_offered(params["id"], answer.get("tools", []), incoming)})
+        if kind == "jwks" and outgoing.status == 200:
+            return self.bend_jwks(outgoing, answer)
+        if kind == "mcp" and isinstance((answer or {}).get("result"), dict):
+            return outgoing.with_json({**answer, "result": self.bend_mcp(incoming, answer["result"])})
+        return outgoing
+
+    def bend_violations(self, answer: dict[str, Any]) -> dict[str, Any]:
+        """A refusal's violations, reworded or cut short."""
+        errors = answer["errors"]
+        if self.on("reword"):
+            errors = [{**e, "message": str(e.get("message", "")).rstrip(".") + " (reworded)"} for e in errors]
+        if self.on("drop-extra"):
+            errors = errors[:1]
+        return {**answer, "errors": errors}
+
+    def bend_mcp(self, incoming: Incoming, result: dict[str, Any]) -> dict[str, Any]:
+        """An agent offered a way to publish; a tool error's violations bent like the REST API's."""
+        if (incoming.json() or {}).get("method") == "tools/list" and self.on("mcp-offers-publish"):
+            result = {**result, "tools": result.get("tools", []) + [
+                {"name": "publish_tool", "description": "Publish a draft.", "inputSchema": {"type": "object"}}]}
+        content = result.get("structuredContent")
+        if isinstance(content, dict) and isinstance(content.get("errors"), list):
+            result = {**result, "structuredContent": self.bend_violations(content)}
+        return result
+
+    def bend_results(self, results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """A step's results with wrong kinds, leaked bodies, failures made of successes, or out of order."""
+        bent = []
+        for result in results:
+            result = dict(result)
+            error, output = result.get("error"), result.get("output")
+            if error and self.on("swap-kinds"):
+                result["error"] = {**error, "kind": SWAPPED_KINDS.get(error.get("kind"), error.get("kind"))}
+            if error and self.on("error-bodies"):
+                result["error"] = {**result["error"], "body": LEAKED}
+            if output == "" and self.on("empty-is-failure"):
+                result = {"id": result.get("id"), "name": result.get("name"),
+                          "error": {"status": "error", "kind": "returned-nothing", "httpCode": 200}}
+            if isinstance(output, str) and len(output) == RESPONSE_CAP_CHARS and self.on("cap-off-by-one"):
+                result = {"id": result.get("id"), "name": result.get("name"),
+                          "error": {"status": "error", "kind": "response-too-big", "httpCode": 200}}
+            bent.append(result)
+        return bent[::-1] if self.on("shuffle-results") else bent
+
+    def bend_context(self, context: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Session-start context items with a leaked body, or unlabelled."""
+        bent = []
+        for item in context:
+            if "error" in item and self.on("context-error-body"):
+                item = {**item, "output": LEAKED}
+            if self.on("context-unlabelled"):
+                item = {k: v for k, v in item.items() if k != "description"} | {"authoritative": False}
+            bent.append(item)
+        return bent
+
+    def bend_offered(self, conversation: str, tools: list[dict[str, Any]], incoming: Incoming) -> list[dict[str, Any]]:
+        """The offered tools with ones the model must not see added, the subject shown, or none at all."""
+        if self.on("hide-from-anonymous") and claims_of(incoming).get("anon") is True:
+            return []
+        pinned = [self.shared.definitions.get(n, {}) for n in
+                  self.shared.pins.get(self.shared.conversations.get(conversation), [])]
+        offered = {t.get("name") for t in tools}
+        for definition in pinned:
+            gated = definition.get("required_entitlement") and not definition.get("runs_at_session_start")
+            starts = definition.get("runs_at_session_start")
+            if definition.get("name") not in offered and ((gated and self.on("offer-unentitled"))
+                                                          or (starts and self.on("session-start-offered"))):
+                tools = tools + [{"name": definition["name"], "description": definition.get("description"),
+                                  "parameters": {"type": "object", "properties": {}}}]
+        if self.on("subject-offered"):
+            tools = [{**t, "parameters": {**t.get("parameters", {}), "required": ["subject"],
+                                          "properties": {**t.get("parameters", {}).get("properties", {}),
+                                                         "subject": {"type": "string"}}}} for t in tools]
+        return tools
+
+    def bend_jwks(self, outgoing: Outgoing, answer: dict[str, Any]) -> Outgoing:
+        """The key set with the double's key added, and retired or uncacheable as the faults say."""
+        keys = [k for k in answer.get("keys", []) if k.get("kid") not in self.shared.retired_kids]
+        keys.append(self.shared.double_key.public_jwk())
+        if self.on("jwks-uncacheable"):
+            keys = [{k: v for k, v in key.items() if k != "use"} for key in keys]
+            outgoing = Outgoing(outgoing.status, passable({k: v for k, v in outgoing.headers.items()
+                                                           if k.lower() != "cache-control"}), outgoing.body)
+        return outgoing.with_json({**answer, "keys": keys})

@@ -1,0 +1,86 @@
+"""The deliberately broken platforms, and the cases each must fail.
+
+A mode switches faults on in the two doubles (`front`: in front of the platform; `back`: between
+platform and mock). There is one mode per platform area, breaking every promise of that area at
+once (patterns aim a fault at the tools of the case meant to catch it), and a few that break one
+promise everywhere, as a real bug would. Each mode names exactly the cases that must fail; every
+other selected case must pass.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance.platform import SUITE
+
+ALL = [case.id for case in SUITE]
+
+#: Cases that wait on the call deadline or a key-cache cooldown: only modes that target them run them.
+SLOW = frozenset({"failure/timed-out", "failure/answered-in-time", "assertion/key-rotation"})
+
+
+def area(name: str) -> frozenset[str]:
+    """Every case id of an area."""
+    return frozenset(i for i in ALL if i.startswith(name + "/"))
+
+
+VALID_RULES = frozenset(i for i in area("rule") if i.startswith("rule/valid-"))
+ERROR_RESULTS = frozenset({"failure/refused", "failure/returned-nothing", "failure/response-too-big",
+                           "failure/transport-error", "failure/unknown-tool", "failure/invalid-arguments",
+                           "failure/redirect-not-followed",
+                           # outside the area, the cases that expect an error result too:
+                           "request/path-value-one-segment", "entitlement/unentitled-not-callable",
+                           "session-start/runs-once"})
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One broken platform: the faults switched on in each double, and the cases that must fail."""
+
+    name: str
+    breaks: frozenset[str]
+    front: dict[str, Any] = field(default_factory=dict)
+    back: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def selected(self) -> list[str]:
+        """The cases this mode runs: all but the slow ones it does not target."""
+        return [i for i in ALL if i not in SLOW or i in self.breaks]
+
+
+MODES = [
+    Mode("transparent", frozenset()),
+    Mode("rule", area("rule"), front={"reword": True, "drop-extra": True, "refuse-named": "_rule_valid_"}),
+    Mode("reworded-messages", area("rule") - VALID_RULES, front={"reword": True}),
+    Mode("lifecycle", area("lifecycle"), front={
+        "register-publishes": "_lifecycle_register$", "save-publishes": "_lifecycle_save$",
+        "version-follows-draft": "_lifecycle_publish$", "fake-published-write": True, "new-draft-blank": True,
+        "rename-allowed": True, "label-frozen": True, "no-draft-conversations": True,
+        "cascade-pins-draft": True, "agent-publishes": True, "mcp-offers-publish": True,
+    }, back={"rewrite-path": ("/echo/v1", "/echo/v3")}),
+    Mode("request", area("request"), back={"mangle-request": "_request_"}),
+    Mode("failure", area("failure") | (ERROR_RESULTS - area("failure")),
+         front={"swap-kinds": True, "empty-is-failure": True, "cap-off-by-one": True},
+         back={"hold-slow": True}),
+    Mode("error-bodies", ERROR_RESULTS | {"session-start/failure-summary"},
+         front={"error-bodies": True, "context-error-body": True}),
+    Mode("subject", area("subject"), front={"subject-offered": True},
+         back={"model-subject": True, "wrong-subject": "_subject_(filled|query|body)$"}),
+    Mode("entitlement", area("entitlement"), front={
+        "offer-unentitled": True, "steps-ignore-entitlements": True, "hide-from-anonymous": True}),
+    Mode("session-start", area("session-start"), front={
+        "context-unlabelled": True, "session-start-offered": True, "opens-ignore-entitlements": True,
+        "context-error-body": True,
+    }, back={"tamper": {"_session_signed$": "sub"}, "sequential": "_session_parallel_"}),
+    Mode("parallel", area("parallel"), front={"shuffle-results": True},
+         back={"sequential": "_parallel_overlap_"}),
+    Mode("sequential-calls", frozenset({"parallel/calls-overlap", "session-start/in-parallel"}),
+         back={"sequential": True}),
+    # Last: it rotates the organization's key, and waits on the mock's key-cache cooldown.
+    Mode("assertion", area("assertion"), front={"jwks-uncacheable": True, "jwks-drops-old-key": True}, back={
+        "add-cookie": "_assertion_forwarded_",
+        "tamper": {"_assertion_signed_": "unsigned", "_assertion_issuer_": "iss",
+                   "_assertion_audience_": "aud-list", "_assertion_sub_": "sub", "_assertion_anon_": "anon",
+                   "_assertion_turn_": "turn", "_assertion_expiry_": "exp", "_assertion_claims_": "jti"},
+    }),
+]

@@ -1,0 +1,88 @@
+"""`toolgate conformance platform` as an operator runs it: its own platform, or one it is pointed at.
+
+The first test is the one CI relies on: from a fresh checkout the kit starts a platform and a mock
+backend itself, runs every case, passes, and writes both reports.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from conformance.cli import main
+from conformance.platform import SUITE
+from conformance.platform.launch import free_port
+
+from tests.conformance_platform.modes import ALL
+
+TOOLGATE = str(Path(sys.executable).with_name("toolgate"))
+
+
+def test_the_whole_suite_passes_against_a_platform_the_kit_starts(tmp_path):
+    done = subprocess.run([TOOLGATE, "conformance", "platform", "--json", str(tmp_path / "r.json"),
+                           "--junit", str(tmp_path / "r.xml")], capture_output=True, text=True, timeout=180)
+    lines = done.stdout.splitlines()
+
+    assert done.returncode == 0, done.stdout[done.stdout.find("Failures:"):] + done.stderr
+    assert lines[0].startswith("platform: http://127.0.0.1:")
+    assert [line.split()[1] for line in lines if line.startswith("PASS ")] == ALL
+    assert lines[-1] == f"{len(SUITE)} passed, 0 failed"
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert (report["suite"], report["passed"], report["failed"]) == ("platform", len(SUITE), 0)
+    suite = ET.parse(tmp_path / "r.xml").getroot().find("testsuite")
+    assert (suite.get("name"), suite.get("tests"), suite.get("failures")) == \
+        ("conformance.platform", str(len(SUITE)), "0")
+
+
+def test_list_shows_every_platform_case_with_its_title(capsys):
+    assert main(["list", "platform"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == ALL
+    assert all(line.split(maxsplit=1)[1].strip() for line in lines)
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--url", "http://127.0.0.1:1"], "--url needs --admin-key"),
+    (["--admin-key", "tgk_x"], "--admin-key and --mock-url go with --url"),
+    (["--area", "nothing-here"], "no case matches --area nothing-here"),
+])
+def test_arguments_that_cannot_run_exit_2(arguments, message, capsys):
+    assert main(["platform", *arguments]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_an_unreachable_platform_exits_2(capsys):
+    assert main(["platform", "--url", f"http://127.0.0.1:{free_port()}", "--admin-key", "tgk_x"]) == 2
+    assert "cannot reach the platform" in capsys.readouterr().err
+
+
+def test_a_wrong_admin_key_exits_2(doubles, capsys):
+    code = main(["platform", "--url", doubles.url, "--admin-key", "tgk_not_a_key", "--mock-url",
+                 doubles.mock_url, "--area", "subject"])
+    assert code == 2
+    assert "the admin key cannot mint a session token" in capsys.readouterr().err
+
+
+def test_without_mock_url_the_kit_starts_a_mock_trusting_the_issuer(doubles, capsys):
+    doubles.switch({}, {})
+    code = main(["platform", "--url", doubles.url, "--admin-key", doubles.started.admin_key, "--area", "subject"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    mock_line = next(line for line in out.splitlines() if line.startswith("mock:"))
+    assert mock_line.split()[1] != doubles.mock_url
+    assert out.splitlines()[-1] == "4 passed, 0 failed"
+
+
+def test_without_an_agent_key_the_agent_cases_error_and_say_why(doubles, capsys):
+    doubles.switch({}, {})
+    code = main(["platform", "--url", doubles.url, "--admin-key", doubles.started.admin_key, "--mock-url",
+                 doubles.mock_url, "--case", "lifecycle/agent"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "note:     no --agent-key" in out
+    assert out.count("error: this case needs --agent-key") == 2
+    assert out.splitlines()[-1] == "0 passed, 2 failed"

@@ -1,0 +1,85 @@
+"""The traceability map agrees with the spec's text and the suite: every sentence, every case.
+
+The spec lives beside the repository in this workspace (CI keeps a copy of shared/ beside the
+clone); a checkout carrying it itself, or naming it in TOOLGATE_SPEC_ROOT, is looked at first.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from conformance.platform import SUITE
+from conformance.platform.traceability import Entry, load, problems, spec_sentences
+
+REPO = Path(__file__).resolve().parents[2]
+CANDIDATES = [Path(p) for p in [os.environ.get("TOOLGATE_SPEC_ROOT", "")] if p] + \
+    [REPO, REPO / "docs", REPO.parent / "shared"]
+SPEC_FILES = ("spec/defining-a-tool.txt", "spec/how-tools-run.txt")
+CASE_IDS = [case.id for case in SUITE]
+
+
+def _spec() -> dict[str, str]:
+    for root in CANDIDATES:
+        if all((root / name).is_file() for name in SPEC_FILES):
+            return {name: (root / name).read_text(encoding="utf-8") for name in SPEC_FILES}
+    pytest.skip("the spec's text is not available here (set TOOLGATE_SPEC_ROOT)")
+
+
+def test_the_map_covers_every_spec_sentence_and_every_case():
+    entries, reasons = load()
+    assert problems(entries, reasons, _spec(), CASE_IDS) == []
+
+
+def test_the_map_names_only_the_spec_files():
+    entries, _ = load()
+    assert {entry.file for entry in entries} == set(SPEC_FILES)
+
+
+# The checker itself, on a small spec of its own: each kind of drift is caught.
+
+SMALL_SPEC = {"spec/x.txt": "Heading\n\nThe platform does A. It also does B.\n• Label. Then C happens.\n"
+                            "What\tkind\tcode\n"}
+SENTENCES = ["The platform does A.", "It also does B.", "Label. Then C happens.", "What\tkind\tcode"]
+
+
+def _entries(**changes) -> list[Entry]:
+    cases = {"The platform does A.": ("x/a",), "It also does B.": ("x/b",), "Label. Then C happens.": ("x/a",)}
+    cases.update(changes)
+    return [Entry("spec/x.txt", s, cases.get(s, ()), None if s in cases else "why") for s in SENTENCES]
+
+
+def test_sentences_skip_headings_keep_table_rows_and_join_bullet_labels():
+    assert spec_sentences(SMALL_SPEC["spec/x.txt"]) == SENTENCES
+
+
+def test_a_faithful_small_map_has_no_problems():
+    assert problems(_entries(), {"why": "because"}, SMALL_SPEC, ["x/a", "x/b"]) == []
+
+
+def test_a_sentence_the_map_lacks_is_a_problem():
+    found = problems(_entries()[1:], {"why": "because"}, SMALL_SPEC, ["x/a", "x/b"])
+    assert found == ["spec/x.txt: the spec says, the map lacks: 'The platform does A.'"]
+
+
+def test_a_sentence_the_spec_no_longer_says_is_a_problem():
+    spec = {"spec/x.txt": SMALL_SPEC["spec/x.txt"].replace("It also does B.", "It also does D.")}
+    found = problems(_entries(), {"why": "because"}, spec, ["x/a", "x/b"])
+    assert "spec/x.txt: the map has, the spec does not say: 'It also does B.'" in found
+
+
+def test_an_unknown_case_and_an_untraced_case_are_problems():
+    found = problems(_entries(**{"It also does B.": ("x/gone",)}), {"why": "because"}, SMALL_SPEC, ["x/a", "x/b"])
+    assert "spec/x.txt: 'It also does B.' names the unknown case 'x/gone'" in found
+    assert "the case x/b traces to no spec sentence" in found
+
+
+def test_a_sentence_without_cases_or_reason_and_an_unknown_reason_are_problems():
+    entries = _entries()
+    entries[3] = Entry("spec/x.txt", entries[3].sentence, (), None)
+    assert "spec/x.txt: 'What\\tkind\\tcode' maps to no case and gives no reason" in \
+        problems(entries, {"why": "because"}, SMALL_SPEC, ["x/a", "x/b"])
+    found = problems(_entries(), {"other": "unused"}, SMALL_SPEC, ["x/a", "x/b"])
+    assert "spec/x.txt: 'What\\tkind\\tcode' names the unknown reason 'why'" in found
+    assert "the reason 'other' is never used" in found
