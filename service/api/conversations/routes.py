@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from itertools import chain
 
-from flask import Response, current_app, g, stream_with_context
+from flask import Response, current_app, g, jsonify, stream_with_context
 from flask.views import MethodView
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields
@@ -116,7 +116,8 @@ class ConversationToolViews(MethodView):
     def get(self, conversation_id):
         """The tools offered to the model, filtered by this token's entitlements, without the subject"""
         session = current_session()
-        return {"tools": offered_tools(get_conversation(session, conversation_id), session)}
+        # Already plain JSON-ready data: answered as is, without a per-item schema dump (hot path, bench/registry).
+        return jsonify({"tools": offered_tools(get_conversation(session, conversation_id), session)})
 
 
 @blp.route("/<conversation_id>/turns")
@@ -137,7 +138,7 @@ class StepViews(MethodView):
         conversation = get_conversation(session, conversation_id)
         turn = get_turn(conversation, turn_id)
         calls = parse_calls(json_body())
-        return {"results": run_model_step(session, conversation, turn, calls, dispatcher())}
+        return jsonify({"results": run_model_step(session, conversation, turn, calls, dispatcher())})
 
 
 class MessageSchema(Schema):
