@@ -34,9 +34,9 @@ LOAD_SECONDS = 5.0
 WARMUP = 100
 COMMAND = "python -m bench.call_overhead"
 #: What the per-step figures are made of (profiled; outside service/dispatch).
-PER_STEP = ("per-step work outside dispatch: a SQLite connection opened and closed per request (closing "
-            "checkpoints the WAL), ~15 ORM queries (session key, conversation, turn, pins, signing key), the call "
-            "record insert")
+PER_STEP = ("per-step work outside dispatch: Flask and flask-smorest request handling, the conversation and turn "
+            "reads (an authorization check each), the call record insert and its commit, a JSON log line and "
+            "metrics per call")
 
 
 async def direct(url: str) -> dict[str, float]:

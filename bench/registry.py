@@ -93,8 +93,8 @@ def run() -> Report:
     report.tables.append(table(["operation", "runs", "median ms", "p99 ms"], rows))
     report.goal(f"offered tools for {TOOLS} tools < 5 ms", f"{median(offered) * 1000:.1f} ms",
                 median(offered) < OFFERED_SECONDS,
-                "per-request database work (connection per request, session key, 500 pins read through the ORM) "
-                "and a marshmallow dump of 500 items (~2 ms)")
+                "serialising 500 tools' JSON Schemas into the answer, Flask's request handling and the conversation "
+                "read (the tools themselves are cached per published project version)")
     report.notes += [
         "Client-side times over HTTP on loopback, one request at a time, `toolgate serve` on SQLite.",
         "Published tool versions are compiled and turned into JSON Schemas once per process and cached.",
