@@ -76,7 +76,8 @@ def test_expired_or_forged_session_tokens_are_401(service, backend):
     good = service.session_token("alice")
     header, payload, signature = good.split(".")
     claims = jwt.decode(good, options={"verify_signature": False})
-    forged = jwt.encode({**claims, "sub": "bob"}, "secret", algorithm="HS256", headers={"kid": jwt.get_unverified_header(good)["kid"]})
+    forged = jwt.encode({**claims, "sub": "bob"}, "a-shared-secret-of-32-bytes-or-more!", algorithm="HS256",
+                        headers={"kid": jwt.get_unverified_header(good)["kid"]})
     for token in (forged, f"{header}.{payload}.", "not-a-token", service.admin_key):
         response = service.as_session("POST", "/v1/conversations", token, json={"project": "shop"})
         assert response.status_code == 401, token
