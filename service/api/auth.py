@@ -10,8 +10,10 @@ from ..registry import Principal, authenticate_api_key, looks_like_api_key
 
 #: What each role may do (CONTRACT "Credentials").
 READ, WRITE_DRAFTS, PUBLISH, MANAGE_KEYS, MINT_SESSIONS = "read", "write-drafts", "publish", "manage-keys", "mint"
+#: The call log names the organization's users (subjects), so only people with admin keys read it.
+READ_CALLS = "read-calls"
 POWERS = {
-    "admin": {READ, WRITE_DRAFTS, PUBLISH, MANAGE_KEYS, MINT_SESSIONS},
+    "admin": {READ, READ_CALLS, WRITE_DRAFTS, PUBLISH, MANAGE_KEYS, MINT_SESSIONS},
     "agent": {READ, WRITE_DRAFTS},
     "backend": {MINT_SESSIONS},
 }

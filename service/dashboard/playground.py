@@ -16,6 +16,7 @@ from ..conversations import run_model_step, start_turn
 from ..errors import ServiceError, Violation
 from ..keys import mint_session_token
 from ..keys.store import signing_key
+from ..ops import why
 from .calls import example_arguments, pretty, shown_results
 from .forms import BLANK_CALL, apply_row_op, calls_from_form, entitlements_from_text
 from .web import MINT_SESSIONS, blp, done, page, principal, requires
@@ -24,6 +25,8 @@ from .web import MINT_SESSIONS, blp, done, page, principal, requires
 PLAYGROUND_TOKEN_SECONDS = 300
 STATE = "playground"
 DRAFT = "draft"
+#: The start form's buttons: open a conversation, or only explain what such a session would be offered.
+START, EXPLAIN = "start", "explain"
 
 
 def _org():
@@ -52,14 +55,25 @@ def as_subject(state: dict[str, Any]):
     return authenticate_session(token, config)
 
 
+def explanation(state: dict[str, Any]) -> dict[str, Any]:
+    """For the chosen project version and claims: each tool, whether it is offered, and why not
+    (`ops.why.explain`, the code the API's why-not-offered answers with)."""
+    claims = why.Claims(subject=state["subject"], entitlements=frozenset(state["entitlements"]),
+                        anonymous=state["anonymous"])
+    return why.explain(_org(), state["project"], state["version"], claims)
+
+
 def _dispatcher():
     return current_app.extensions["toolgate_dispatcher"]
 
 
 def _page(status: int = 200, *, form: dict | None = None, violations=(), calls=None, results=None,
-          elapsed=None, message=None):
+          elapsed=None, message=None, offers=None):
+    """The playground. `offers` is an explanation asked for with the start form; without one, the page explains
+    what the current conversation's project version offers for its claims."""
     state = session.get(STATE)
     conversation = tools = None
+    explained = offers is not None
     if state:
         try:
             as_session = as_subject(state)
@@ -68,13 +82,18 @@ def _page(status: int = 200, *, form: dict | None = None, violations=(), calls=N
         except ServiceError:
             session.pop(STATE, None)
             state = None
+    if offers is None and state:
+        try:
+            offers = explanation(state)
+        except ServiceError:  # the project's draft version was published since; the conversation goes on
+            offers = None
     if calls is None:
         calls = [{"name": t["name"], "arguments": example_arguments(t["parameters"])} for t in tools or []]
     form = form or state or {"subject": "alice", "entitlements": [], "anonymous": False}
     return page("playground.html", status, violations=violations, choices=version_choices(), form=form,
                 state=state, conversation=conversation, tools=tools, calls=calls or [dict(BLANK_CALL)],
-                results=results, elapsed=elapsed, message=message, pretty=pretty,
-                issuer=app_config(current_app).issuer(_org().slug))
+                results=results, elapsed=elapsed, message=message, pretty=pretty, offers=offers,
+                explained=explained, issuer=app_config(current_app).issuer(_org().slug))
 
 
 @blp.get("/playground")
@@ -86,7 +105,8 @@ def playground():
 @blp.post("/playground")
 @requires(MINT_SESSIONS)
 def start_conversation():
-    """Open a conversation as the test subject: runs its session-start tools, shows what the model is offered."""
+    """Open a conversation as the test subject: runs its session-start tools, shows what the model is offered.
+    With the *Explain* button, only say what such a session would be offered and why not, opening nothing."""
     project, _, version = request.form.get("version", "").rpartition(":")
     form = {"choice": request.form.get("version", ""), "subject": request.form.get("subject", "").strip(),
             "entitlements": entitlements_from_text(request.form.get("entitlements", "")),
@@ -99,6 +119,11 @@ def start_conversation():
     if problems:
         return _page(422, form=form, violations=problems)
     state = {**form, "project": project, "version": version if version == DRAFT else int(version)}
+    if request.form.get("op", START) == EXPLAIN:
+        try:
+            return _page(form=form, offers=explanation(state))
+        except ServiceError as error:
+            return _page(error.status, form=form, violations=error.violations, message=error.message)
     try:
         conversation = open_conversation(as_subject(state), project, state["version"], _dispatcher())
     except ValueError as error:  # the token could not be minted (too many or too long entitlements)

@@ -9,6 +9,7 @@ from .. import registry
 from ..definition import ELEMENT_TYPES, LOCATIONS, METHODS, SCOPES, TYPES
 from ..errors import ServiceError
 from ..models import Tool
+from ..ops import impact
 from .forms import (
     BLANK_PARAMETER,
     PARAMETERS,
@@ -17,6 +18,7 @@ from .forms import (
     editor_state,
     registration_from_form,
 )
+from .history import tool_extras
 from .web import PUBLISH, READ, WRITE_DRAFTS, blp, done, page, powers, principal, requires
 
 CHOICES = {"methods": METHODS, "scopes": SCOPES, "types": TYPES, "locations": LOCATIONS,
@@ -99,7 +101,7 @@ def _editor(view: dict, state: dict, *, status: int = 200, violations=(), dirty:
             etag: str | None = None, message: str | None = None):
     return page("editor.html", status, violations=violations, tool=view, state=state, choices=CHOICES,
                 read_only=WRITE_DRAFTS not in powers(), etag=etag or view["draft"]["etag"], dirty=dirty,
-                message=message, version=None, blank=BLANK_PARAMETER)
+                message=message, version=None, blank=BLANK_PARAMETER, **tool_extras(view))
 
 
 @blp.get("/tools/<name>/draft")
@@ -149,7 +151,7 @@ def version(name: str, number: int):
     view = registry.tool_view(row.tool)
     return page("editor.html", tool=view, state=editor_state(row.definition, view["display_name"]),
                 choices=CHOICES, read_only=True, version=registry.version_view(row), etag=None, dirty=False,
-                message=None, blank=BLANK_PARAMETER)
+                message=None, blank=BLANK_PARAMETER, **tool_extras(view, number))
 
 
 @blp.post("/tools/<name>/label")
@@ -177,13 +179,14 @@ def _confirm_publish(name: str, status: int = 200, violations=(), message: str |
         return redirect(url_for("dashboard.tool", name=name))
     number = (view["versions"][-1]["version"] if view["versions"] else 0) + 1
     return page("publish.html", status, violations=violations, tool=view, number=number,
-                projects=_pinned_by(name), message=message)
+                projects=_pinned_by(name), impact=impact.draft_impact(_org(), name), message=message)
 
 
 @blp.get("/tools/<name>/publish")
 @requires(PUBLISH)
 def publish(name: str):
-    """Confirm a publish, saying what freezes."""
+    """Confirm a publish, saying what freezes and which changes against the latest version break the model or
+    the endpoint."""
     return _confirm_publish(name)
 
 

@@ -7,9 +7,10 @@ from typing import Any
 
 from flask import Blueprint, flash, redirect, render_template, request, url_for
 
-from ..api.auth import MINT_SESSIONS, POWERS, PUBLISH, READ, WRITE_DRAFTS
+from ..api.auth import MINT_SESSIONS, POWERS, PUBLISH, READ, READ_CALLS, WRITE_DRAFTS
 from ..errors import ServiceError, forbidden
 from .forms import errors_by_field, field_id, field_label
+from .readable import breaks
 from .signin import configured, csrf_ok, csrf_token, signed_in
 
 blp = Blueprint("dashboard", __name__, template_folder="templates", static_folder="static",
@@ -32,6 +33,12 @@ def powers() -> set[str]:
     """What the signed-in key's role may do (nothing for a visitor)."""
     who = signed_in()
     return POWERS[who.role] if who else set()
+
+
+def reads_calls() -> bool:
+    """Whether the signed-in key may read the call log (GET /v1/calls answers it the same way)."""
+    who = signed_in()
+    return who is not None and READ_CALLS in POWERS[who.role]
 
 
 def requires(power: str):
@@ -66,18 +73,19 @@ def done(message: str, endpoint: str, **values: Any):
     return redirect(url_for(endpoint, **values))
 
 
-def when(timestamp: float | None) -> str:
-    """A stored time as the pages show it, in UTC."""
+def when(timestamp: float | None, *, seconds: bool = False) -> str:
+    """A stored time as the pages show it, in UTC; to the second where calls a second apart must differ."""
     if timestamp is None:
         return ""
-    return datetime.fromtimestamp(timestamp, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    shape = "%Y-%m-%d %H:%M:%S UTC" if seconds else "%Y-%m-%d %H:%M UTC"
+    return datetime.fromtimestamp(timestamp, timezone.utc).strftime(shape)
 
 
 @blp.context_processor
 def _shared() -> dict[str, Any]:
-    return {"principal": signed_in(), "powers": powers(), "csrf_token": csrf_token, "field_id": field_id,
-            "field_label": field_label, "when": when, "READ": READ, "WRITE_DRAFTS": WRITE_DRAFTS, "PUBLISH": PUBLISH,
-            "MINT_SESSIONS": MINT_SESSIONS}
+    return {"principal": signed_in(), "powers": powers(), "reads_calls": reads_calls(), "csrf_token": csrf_token,
+            "field_id": field_id, "field_label": field_label, "when": when, "breaks": breaks, "READ": READ,
+            "WRITE_DRAFTS": WRITE_DRAFTS, "PUBLISH": PUBLISH, "MINT_SESSIONS": MINT_SESSIONS}
 
 
 @blp.before_request

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import traceback
 from pathlib import Path
@@ -237,6 +238,19 @@ class Story:
                              "kind": results.nth(i).locator("[data-kind]").inner_text()}
                             for i in range(results.count())]}
 
+    def call_log(self):
+        page = self.page
+        page.click("nav >> text=Calls")
+        page.wait_for_url("**/calls")
+        page.fill("#f-tool", TOOL)
+        page.click("button:has-text('Filter')")
+        page.wait_for_url(re.compile(rf"/calls\?.*tool={TOOL}"))
+        self.shot("calls.png")
+        rows = page.locator("table.calls tbody tr")
+        return {"headers": page.locator("table.calls thead th").all_inner_texts(),
+                "rows": [rows.nth(i).inner_text().split("\t") for i in range(rows.count())],
+                "unlabelled": page.evaluate(UNLABELLED)}
+
     def agent(self):
         page = self.new_page(WIDE)
         self.sign_in(page, self.args.agent_key)
@@ -254,7 +268,8 @@ class Story:
         page = self.new_page(PHONE)
         self.sign_in(page, self.args.admin_key)
         overflow = {}
-        for path in ("/tools", f"/tools/{TOOL}/draft", "/projects/shop", "/playground"):
+        for path in ("/tools", f"/tools/{TOOL}/draft", "/projects/shop", "/playground", "/calls",
+                     f"/tools/{TOOL}/compare?from=1&to=draft"):
             page.goto(self.url(path))
             overflow[path] = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
         page.goto(self.url(f"/tools/{TOOL}/draft"))
@@ -267,7 +282,7 @@ class Story:
 
 
 STEPS = ["signin", "register", "invalid_save", "fix_and_save", "unsaved_warning", "publish", "read_only",
-         "new_draft", "project", "playground", "agent", "tools_screen", "phone_and_keyboard"]
+         "new_draft", "project", "playground", "call_log", "agent", "tools_screen", "phone_and_keyboard"]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,7 +4,7 @@ import re
 import pytest
 import requests
 
-PAGES = ["/signin", "/tools", "/tools/new", "/projects", "/playground"]
+PAGES = ["/signin", "/tools", "/tools/new", "/projects", "/playground", "/calls"]
 ASSET = re.compile(r'<(?:script|link|img)\b[^>]*?\b(?:src|href)="([^"]*)"')
 TYPES = {".css": "text/css", ".js": "text/javascript"}
 

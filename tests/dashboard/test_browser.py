@@ -19,7 +19,8 @@ from .browser_story import CHROMIUM, TOOL
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = Path(os.environ.get("TOOLGATE_SCREENSHOTS") or ROOT / "artifacts" / "screenshots")
-SCREENS = ("tools.png", "editor.png", "editor-errors.png", "published.png", "project.png", "playground.png")
+SCREENS = ("tools.png", "editor.png", "editor-errors.png", "published.png", "project.png", "playground.png",
+           "calls.png")
 STORY_TIMEOUT_SECONDS = 180
 
 
@@ -176,11 +177,21 @@ def test_the_playground_shows_context_offered_tools_and_a_step_of_two_results(st
         assert " ms" in result["text"]
 
 
+def test_the_call_log_lists_the_playgrounds_call_filtered_by_tool(story):
+    seen = story["call_log"]
+    assert seen["headers"][:5] == ["Time (UTC)", "Tool", "Version", "Kind", "Status"]
+    [row] = seen["rows"]  # the step's other call was to product_search
+    cells = [cell.strip() for cell in row]
+    # tool, version (the project published the draft as version 2), kind, status, subject, anonymous, session start
+    assert cells[1:5] == [TOOL, "2", "ok", "200"] and cells[7:10] == ["alice", "No", "No"]
+    assert seen["unlabelled"] == []
+
+
 def test_an_agent_key_sees_no_publish_button(story):
     seen = story["agent"]
     assert seen["publish_buttons"] == 0
     assert seen["save_buttons"] == 1
-    assert "Playground" not in seen["nav"]
+    assert "Playground" not in seen["nav"] and "Calls" not in seen["nav"]
     assert seen["publish_page"] == "Not allowed"
 
 

@@ -104,6 +104,7 @@ def test_the_assertion_shown_is_the_one_the_endpoint_received(service, admin, pr
     start(admin)
     page = run(admin, ("echo_me", "{}"), ("slow", "{}"))
     turn = page.text_of("results-turn")
+    assert f'href="/calls?turn={turn}"' in page.text  # the step's calls, as the call log keeps them
     received = json_after(page.text_of("result-call_1"), "Assertion the endpoint received (decoded)")
     assert received["header"]["typ"] == "JWT" and received["header"]["alg"] == "ES256"
     claims = received["claims"]

@@ -7,10 +7,10 @@ from flask_smorest import Blueprint
 from peewee import InterfaceError, OperationalError
 
 from ... import registry
-from ...errors import ServiceError, Violation, forbidden
+from ...errors import ServiceError, Violation
 from ...ops import audit, calls, health, impact, metrics, why
 from .. import error_response
-from ..auth import READ, current_principal, requires
+from ..auth import READ, READ_CALLS, current_principal, requires
 from ..schemas import ProblemSchema
 from .schemas import (
     AuditPageSchema,
@@ -43,14 +43,6 @@ def database_unavailable(error):
     return error_response(ServiceError(503, "database-unavailable", "The database is not answering; try again."))
 
 
-def _people_only():
-    """The call log names the organization's users (subjects): admin keys only, never an agent."""
-    principal = current_principal()
-    if principal.role != "admin":
-        raise forbidden("Only an admin key may read the call log.")
-    return principal
-
-
 VERSION_FORMAT = 'A version is a published version number or "draft".'
 
 
@@ -67,10 +59,10 @@ def _ref(value: str, field: str) -> int | str:
 class CallViews(MethodView):
     @blp.arguments(CallQuerySchema, location="query")
     @blp.response(200, CallPageSchema)
-    @requires(READ)
+    @requires(READ_CALLS)
     def get(self, query):
         """The call log, newest first: by conversation, turn, tool, subject, kind and time (admin keys)"""
-        principal = _people_only()
+        principal = current_principal()
         limit = query.pop("limit")
         found = calls.find_calls(principal.organization, calls.CallQuery(
             before_id=query.pop("before", None), limit=limit, **query))

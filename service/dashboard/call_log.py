@@ -1,0 +1,30 @@
+"""The Calls page: the organization's call log, filtered by a GET form, newest first, a page at a time.
+
+Each row is `ops.calls.call_view`, the same record the API answers with: what happened, never a body or a token.
+"""
+from __future__ import annotations
+
+from flask import request
+
+from ..ops import calls
+from .call_filters import BEFORE, call_filters
+from .readable import version_called
+from .web import READ_CALLS, blp, page, principal, requires
+
+#: Calls shown per page; one more is asked for, to know whether an older page exists.
+PAGE_SIZE = 50
+
+
+@blp.get("/calls")
+@requires(READ_CALLS)
+def call_log():
+    """Every call, session-start ones included, by conversation, turn, tool, subject, kind and time."""
+    filters = call_filters(request.args, PAGE_SIZE + 1)
+    context = {"filters": filters.active(), "values": filters.values, "kinds": calls.KINDS,
+               "paged": filters.query.before_id is not None, "version_called": version_called}
+    if filters.violations:
+        return page("calls.html", 422, violations=filters.violations, rows=None, older=None, **context)
+    found = calls.find_calls(principal().organization, filters.query)
+    rows = [calls.call_view(row) for row in found[:PAGE_SIZE]]
+    older = {**filters.active(), BEFORE: rows[-1]["id"]} if len(found) > PAGE_SIZE else None
+    return page("calls.html", rows=rows, older=older, **context)
