@@ -22,8 +22,8 @@ from pathlib import Path
 
 import aiohttp
 
-from bench.common import (PYTHON, ROOT, Report, cpu_seconds, endpoint, json_arg, median, own_cpu_seconds, p99, platform,
-                          shared_tool, table)
+from bench.common import (PYTHON, ROOT, Report, cpu_seconds, endpoint, engines_option, json_arg, median, own_cpu_seconds,
+                          p99, platform, shared_tool, table)
 from bench.engines import DEFERRED, ENGINES, variant
 
 SEQUENTIAL = 1_000
@@ -186,8 +186,7 @@ def run(engines: list[str]) -> Report:
 def main(argv: list[str] | None = None) -> int:
     args, json_path = json_arg(argv)
     parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__.splitlines()[0])
-    parser.add_argument("--engines", default=",".join(ENGINES + (DEFERRED,)),
-                        help=f"HTTP clients to run the platform with; {DEFERRED}: geventhttpclient, records after the answer")
+    engines_option(parser, ENGINES, DEFERRED)
     options = parser.parse_args(args)
     run([e for e in options.engines.split(",") if e]).emit(json_path)
     return 0

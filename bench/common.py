@@ -264,6 +264,13 @@ def _wait_until_up(base: str, process: subprocess.Popen) -> None:
     raise RuntimeError("toolgate serve did not come up")
 
 
+def engines_option(parser, engines: Sequence[str], deferred: str) -> None:
+    """The `--engines` option the fan-out and overhead benchmarks share."""
+    parser.add_argument("--engines", default=",".join((*engines, deferred)),
+                        help=f"HTTP clients to run the platform with; {deferred}: geventhttpclient, records after "
+                             "the answer")
+
+
 def json_arg(argv: Sequence[str] | None) -> tuple[list[str], str | None]:
     """Split `--json PATH` (used by `python -m bench`) off the arguments."""
     args = list(sys.argv[1:] if argv is None else argv)

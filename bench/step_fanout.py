@@ -19,7 +19,7 @@ from pathlib import Path
 
 import aiohttp
 
-from bench.common import Report, endpoint, json_arg, median, platform, shared_tool, table
+from bench.common import Report, endpoint, engines_option, json_arg, median, platform, shared_tool, table
 from bench.engines import DEFERRED, ENGINES, variant
 
 SIZES = (1, 10, 100, 200, 500)
@@ -111,8 +111,7 @@ def run(engines: list[str], repeats: int) -> Report:
 def main(argv: list[str] | None = None) -> int:
     args, json_path = json_arg(argv)
     parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__.splitlines()[0])
-    parser.add_argument("--engines", default=",".join(ENGINES + (DEFERRED,)),
-                        help=f"HTTP clients to run the platform with; {DEFERRED}: geventhttpclient, records after the answer")
+    engines_option(parser, ENGINES, DEFERRED)
     parser.add_argument("--repeats", type=int, default=REPEATS)
     options = parser.parse_args(args)
     run([e for e in options.engines.split(",") if e], max(1, options.repeats)).emit(json_path)
