@@ -7,6 +7,7 @@ STATE := .toolgate
 HOST ?= 127.0.0.1
 PORT ?= 8080
 MOCK_PORT ?= 8090
+MODEL_PORT ?= 8091
 
 .PHONY: install run test test-postgres bench clean
 
@@ -20,7 +21,7 @@ install: $(STAMP)
 
 ## Start the service on SQLite with a demo organization, plus the mock backend.
 run: $(STAMP)
-	$(BIN)/toolgate demo --host $(HOST) --port $(PORT) --mock-port $(MOCK_PORT) --state $(STATE)
+	$(BIN)/toolgate demo --host $(HOST) --port $(PORT) --mock-port $(MOCK_PORT) --model-port $(MODEL_PORT) --state $(STATE)
 
 ## Every test. PostgreSQL runs too when TOOLGATE_TEST_POSTGRES_URL is set (CI sets it).
 test: $(STAMP)
