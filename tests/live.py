@@ -49,6 +49,20 @@ class LiveService:
                                 timeout=60, **kwargs)
 
 
+def converse(service: LiveService, token: str, *calls, project: str = "shop"):
+    """Open a conversation on `project`, start a turn, run one step of `calls` ((name, arguments) pairs).
+
+    Returns the conversation id, the turn id and the step's HTTP response (asserted 200)."""
+    opened = service.as_session("POST", "/v1/conversations", token, json={"project": project})
+    assert opened.status_code == 201, opened.text
+    conversation = opened.json()["id"]
+    turn = service.as_session("POST", f"/v1/conversations/{conversation}/turns", token).json()["turn"]
+    body = {"calls": [{"id": str(i), "name": n, "arguments": a} for i, (n, a) in enumerate(calls)]}
+    step = service.as_session("POST", f"/v1/conversations/{conversation}/turns/{turn}/steps", token, json=body)
+    assert step.status_code == 200, step.text
+    return conversation, turn, step
+
+
 @contextlib.contextmanager
 def live_service(tmp_path, database_url: str | None = None, org: str = "acme",
                  allowed_networks=("127.0.0.0/8",)):

@@ -12,6 +12,7 @@ from service.dashboard import call_log
 from service.dashboard.web import when
 from service.limits import RESPONSE_CAP_CHARS
 
+from .. import live
 from .client import Person
 
 #: Travels in a call's arguments to the echo endpoint and back in its body: it must never reach the log.
@@ -37,13 +38,7 @@ def utc_input(timestamp: float) -> str:
 
 def converse(service, token: str, *calls):
     """Open a conversation on `logged` (its session-start tool runs), then one step of `calls`."""
-    opened = service.as_session("POST", "/v1/conversations", token, json={"project": "logged"})
-    assert opened.status_code == 201, opened.text
-    conversation = opened.json()["id"]
-    turn = service.as_session("POST", f"/v1/conversations/{conversation}/turns", token).json()["turn"]
-    body = {"calls": [{"id": str(i), "name": n, "arguments": a} for i, (n, a) in enumerate(calls)]}
-    step = service.as_session("POST", f"/v1/conversations/{conversation}/turns/{turn}/steps", token, json=body)
-    assert step.status_code == 200, step.text
+    conversation, turn, step = live.converse(service, token, *calls, project="logged")
     return conversation, turn, step.json()["results"]
 
 

@@ -26,16 +26,6 @@ def publish(service, tools, project="shop"):
     assert service.api("POST", f"/v1/projects/{project}/publish").status_code == 201
 
 
-def converse(service, token, *calls, project="shop"):
-    """Open a conversation, start a turn, run one step of `calls` ((name, arguments) pairs)."""
-    opened = service.as_session("POST", "/v1/conversations", token, json={"project": project})
-    assert opened.status_code == 201, opened.text
-    conversation = opened.json()["id"]
-    turn = service.as_session("POST", f"/v1/conversations/{conversation}/turns", token).json()["turn"]
-    body = {"calls": [{"id": str(i), "name": n, "arguments": a} for i, (n, a) in enumerate(calls)]}
-    step = service.as_session("POST", f"/v1/conversations/{conversation}/turns/{turn}/steps", token, json=body)
-    assert step.status_code == 200, step.text
-    return conversation, turn, step
 
 
 @contextlib.contextmanager

@@ -7,9 +7,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from service.limits import CALL_DEADLINE_SECONDS
 
-from ..live import live_service
+from ..live import converse, live_service
 from .endpoint import MARKER, OK_BODY, PLAIN_BODY, closed_port_url, endpoint
-from .live import SUBJECT_IN_PATH, captured_logs, converse, lines, publish, tool
+from .live import SUBJECT_IN_PATH, captured_logs, lines, publish, tool
 
 
 def claims(authorization):

@@ -12,7 +12,8 @@ from service.ops.calls import SECONDS_PER_DAY, purge
 from service.registry import get_organization
 
 from ..live import live_service
-from .live import converse, publish, tool
+from ..live import converse
+from .live import publish, tool
 
 ROOT = Path(__file__).parents[2]
 
