@@ -39,6 +39,21 @@ PER_STEP = ("per-step work outside dispatch: Flask and flask-smorest request han
             "metrics per call")
 
 
+async def load(request) -> float:
+    """Requests per second that CLIENTS concurrent clients get, each awaiting `request()` in a loop."""
+    done, until = 0, time.perf_counter() + LOAD_SECONDS
+
+    async def client() -> None:
+        nonlocal done
+        while time.perf_counter() < until:
+            await request()
+            done += 1
+
+    started = time.perf_counter()
+    await asyncio.gather(*(client() for _ in range(CLIENTS)))
+    return done / (time.perf_counter() - started)
+
+
 async def direct(url: str) -> dict[str, float]:
     """The bare client: latencies of sequential GETs, and its CPU per call sequentially and in batches."""
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
@@ -57,17 +72,7 @@ async def direct(url: str) -> dict[str, float]:
         for _ in range(FANOUT_STEPS):
             await asyncio.gather(*(get() for _ in range(FANOUT)))
         fanout_cpu = (own_cpu_seconds() - cpu) / (FANOUT * FANOUT_STEPS)
-        done, until = 0, time.perf_counter() + LOAD_SECONDS
-
-        async def client() -> None:
-            nonlocal done
-            while time.perf_counter() < until:
-                await get()
-                done += 1
-
-        started = time.perf_counter()
-        await asyncio.gather(*(client() for _ in range(CLIENTS)))
-        rate = done / (time.perf_counter() - started)
+        rate = await load(get)
     return {"median": median(latencies), "p99": p99(latencies), "cpu_1": sequential_cpu, "cpu_n": fanout_cpu,
             "rate": rate}
 
@@ -98,17 +103,7 @@ async def through(running, conversation: str, token: str) -> dict[str, float]:
         for _ in range(FANOUT_STEPS):
             await step(many)
         fanout_cpu = (cpu_seconds(running.pid) - cpu) / (FANOUT * FANOUT_STEPS)
-        done, until = 0, time.perf_counter() + LOAD_SECONDS
-
-        async def client() -> None:
-            nonlocal done
-            while time.perf_counter() < until:
-                await step(one)
-                done += 1
-
-        started = time.perf_counter()
-        await asyncio.gather(*(client() for _ in range(CLIENTS)))
-        rate = done / (time.perf_counter() - started)
+        rate = await load(lambda: step(one))
     return {"median": median(latencies), "p99": p99(latencies), "cpu_1": sequential_cpu, "cpu_n": fanout_cpu,
             "rate": rate}
 

@@ -9,7 +9,7 @@ import argparse
 import sys
 
 from mock_backend.app import create_app
-from mock_backend.server import make_server
+from mock_backend.server import serve
 from mock_backend.verify import BROKEN_MODES
 
 
@@ -41,22 +41,6 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:
         print(f"mock backend: {error}", file=sys.stderr)
         return 2
-    try:
-        server = make_server(app, args.host, args.port, log="default" if args.access_log else None)
-    except OSError as error:
-        print(f"mock backend: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
-        return 2
-    server.start()
-    if args.broken:
-        print(f"mock backend: WARNING: broken mode {args.broken!r}, one check is off", file=sys.stderr)
-    # Printed once listening, so whoever started the process may read it as "ready" (and learn
-    # the port when it asked for port 0).
-    print(f"mock backend listening on http://{args.host}:{server.server_port} "
-          f"(trusting: {', '.join(args.issuer)})", flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stop(timeout=1)
-    return 0
+    notes = (f"WARNING: broken mode {args.broken!r}, one check is off",) if args.broken else ()
+    return serve(app, args.host, args.port, name="mock backend", log="default" if args.access_log else None,
+                 notes=notes, ready=f"mock backend listening on {{url}} (trusting: {', '.join(args.issuer)})")

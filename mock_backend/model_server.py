@@ -307,22 +307,9 @@ def main(argv: list | None = None) -> int:
     except (OSError, ValueError) as error:
         print(f"model server: {error}", file=sys.stderr)
         return 2
-    from mock_backend.server import make_server
+    from mock_backend.server import serve
 
-    try:
-        server = make_server(app, args.host, args.port, log=None)
-    except OSError as error:
-        print(f"model server: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
-        return 2
-    server.start()
-    print(f"model server listening on http://{args.host}:{server.server_port}", flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stop(timeout=1)
-    return 0
+    return serve(app, args.host, args.port, name="model server", ready="model server listening on {url}")
 
 
 if __name__ == "__main__":

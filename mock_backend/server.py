@@ -7,6 +7,7 @@ accepted socket, as gunicorn does.
 from __future__ import annotations
 
 import socket
+import sys
 
 import gevent.socket
 from gevent.pywsgi import WSGIHandler, WSGIServer
@@ -66,3 +67,27 @@ def make_server(app, host: str = "127.0.0.1", port: int = 8090, log="default") -
     # backlog lets a parallel step of hundreds of calls connect at once rather than retry SYNs.
     listener = gevent.socket.create_server((host, port), backlog=LISTEN_BACKLOG)
     return MockServer(listener, app, log=log)
+
+
+def serve(app, host: str, port: int, *, name: str, ready: str, log=None, notes: tuple[str, ...] = ()) -> int:
+    """Serve `app` until interrupted: 0 on a clean stop, 2 when the address cannot be bound.
+
+    `ready` (with `{url}` filled in) is printed once listening, so whoever started the process may read
+    it as "ready" and learn the port when it asked for port 0; `notes` go to stderr first.
+    """
+    try:
+        server = make_server(app, host, port, log=log)
+    except OSError as error:
+        print(f"{name}: cannot listen on {host}:{port}: {error}", file=sys.stderr)
+        return 2
+    server.start()
+    for note in notes:
+        print(f"{name}: {note}", file=sys.stderr)
+    print(ready.replace("{url}", f"http://{host}:{server.server_port}"), flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop(timeout=1)
+    return 0
