@@ -9,7 +9,7 @@ PORT ?= 8080
 MOCK_PORT ?= 8090
 MODEL_PORT ?= 8091
 
-.PHONY: install run test test-postgres bench clean
+.PHONY: install run test bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
