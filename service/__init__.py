@@ -17,7 +17,7 @@ def create_app(config: Config | None = None) -> "Flask":
     from flask import Flask
 
     from .api import register_api
-    from .database import db, open_database
+    from .database import open_database, release
     from .migrations import check_current
 
     config = config or Config.from_env()
@@ -27,26 +27,24 @@ def create_app(config: Config | None = None) -> "Flask":
     from .api.ops.hooks import install as install_observability
 
     install_observability(app)  # first, so every request has an id and a log line, even one that fails to connect
-    database = open_database(config.database_url)
+    database = open_database(config.database_url, pool_size=config.database_pool_size,
+                             pool_wait_seconds=config.database_pool_wait_seconds)
     with database.connection_context():
         check_current(database)
 
-    @app.before_request
-    def _connect():
-        db.connect(reuse_if_open=True)
+    # A request takes a pooled connection at its first query (liveness and metrics never do) and gives it
+    # back here, or earlier, before any wait on the network (database.released).
+    app.teardown_request(lambda _exc: release())
 
-    @app.teardown_request
-    def _close(_exc):
-        if not db.is_closed():
-            db.close()
-
-    from .conversations import Dispatcher
+    from .conversations import CallSlots, Dispatcher
     from .dispatch import AddressGuard
     from .server import tune_hub
 
     tune_hub()  # every way of serving (CLI, gunicorn, tests) builds its app here
 
-    app.extensions["toolgate_dispatcher"] = Dispatcher(config=config, guard=AddressGuard(config.allowed_networks))
+    app.extensions["toolgate_dispatcher"] = Dispatcher(
+        config=config, guard=AddressGuard(config.allowed_networks),
+        slots=CallSlots(config.max_calls_in_flight_per_org))
     register_api(app)
 
     from . import dashboard, mcp

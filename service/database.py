@@ -1,16 +1,43 @@
 """The one database handle, initialised from a URL: SQLite by default, PostgreSQL for several instances.
 
-Models bind to `db`, a proxy; `open_database(url)` picks the engine. Connections are opened per request by the
-app (see `service.__init__`) and per command by the CLI.
+Models bind to `db`, a proxy; `open_database(url)` picks the engine. A request takes a pooled connection at its
+first query and gives it back when it ends, or earlier with `released()` before it waits on the network (a tool
+call, a model): a connection is held only while the database itself is being asked something, so an instance's
+capacity for waiting steps is not its pool size.
+
+Every way the database can fail to serve (unreachable, connection lost, pool exhausted, a serialization failure or
+deadlock) is named once here by `unavailable()`, which the app maps to 503 `database-unavailable`.
 """
 from __future__ import annotations
 
-from urllib.parse import urlparse
+import functools
+import logging
+from contextlib import contextmanager
+from typing import Callable, Iterator, TypeVar
+from urllib.parse import parse_qsl, urlparse
 
-from peewee import DatabaseProxy, PostgresqlDatabase, SqliteDatabase
-from playhouse.pool import PooledPostgresqlDatabase, PooledSqliteDatabase
+from gevent import monkey
+from peewee import DatabaseProxy, InterfaceError, OperationalError, PostgresqlDatabase, SqliteDatabase
+from playhouse.pool import MaxConnectionsExceeded, PooledPostgresqlDatabase, PooledSqliteDatabase
+
+from .errors import ServiceError, database_unavailable
+
+log = logging.getLogger(__name__)
 
 db = DatabaseProxy()
+
+#: Connections one process keeps per database, and how long a request waits for one before a 503.
+DEFAULT_POOL_SIZE = 32
+DEFAULT_POOL_WAIT_SECONDS = 2.0
+#: Seconds to reach PostgreSQL before the attempt fails (a 503), unless the URL says otherwise.
+CONNECT_TIMEOUT_SECONDS = 3
+#: Seconds a client is told to wait after a 503 for the database.
+RETRY_AFTER_SECONDS = 1
+#: PostgreSQL SQLSTATEs worth running a transaction again for: serialization_failure, deadlock_detected.
+TRANSIENT_SQLSTATES = frozenset({"40001", "40P01"})
+
+# The unpatched select: asking whether an idle socket is readable must not yield to the hub.
+_select = monkey.get_original("select", "select")
 
 #: Grows each time `db` is bound to a database, so caches of immutable rows can key on it (row ids
 #: repeat across databases, e.g. one per test).
@@ -24,16 +51,73 @@ SQLITE_PRAGMAS = {
 }
 
 
-def make_database(url: str, *, pooled: bool = True) -> SqliteDatabase | PostgresqlDatabase:
-    """A peewee database for `sqlite:///path` or `postgresql://user@host:port/name[?options=…]`."""
+class _ReplacesDeadConnections:
+    """A pool whose checked-out connection, found dead when its first statement or BEGIN runs, is replaced once.
+
+    Only reads and BEGIN are run again: a write outside a transaction may have reached the server before the
+    connection broke, so it fails (503) rather than risk being done twice. Inside a transaction nothing is run
+    again here; the transaction as a whole may be (`retry_transient`).
+    """
+
+    def execute_sql(self, sql, params=None):
+        if self.in_transaction() or not sql.lstrip()[:6].upper() == "SELECT":
+            return super().execute_sql(sql, params)
+        return self._once_more_if_lost(lambda: super(_ReplacesDeadConnections, self).execute_sql(sql, params))
+
+    def begin(self, *args, **kwargs):
+        return self._once_more_if_lost(lambda: super(_ReplacesDeadConnections, self).begin(*args, **kwargs))
+
+    def _once_more_if_lost(self, run):
+        try:
+            return run()
+        except (OperationalError, InterfaceError):
+            if not self._lost():
+                raise
+            log.info("a pooled database connection was found dead; replacing it")
+            self.manual_close()
+            return run()
+
+    def _lost(self) -> bool:
+        conn = None if self.is_closed() else self._state.conn
+        return conn is not None and bool(getattr(conn, "closed", 0))
+
+
+class PooledPostgres(_ReplacesDeadConnections, PooledPostgresqlDatabase):
+    """PostgreSQL's pool, told a dead idle connection without a round trip.
+
+    peewee's own check sends `SELECT 1` on every checkout. An idle connection has nothing to say, so one the
+    server has terminated or closed shows as readable: one non-blocking select instead of a round trip.
+    """
+
+    def _is_closed(self, conn) -> bool:
+        if conn.closed or self._adapter.txn_status(conn) != self._adapter.txn_idle:
+            return True
+        try:
+            return bool(_select([conn.fileno()], [], [], 0.0)[0])
+        except (OSError, ValueError):
+            return True
+
+
+class PooledSqlite(_ReplacesDeadConnections, PooledSqliteDatabase):
+    """SQLite's pool (a file has no connection to lose, but a wait for a free connection is shared)."""
+
+
+def make_database(url: str, *, pooled: bool = True, pool_size: int = DEFAULT_POOL_SIZE,
+                  pool_wait_seconds: float = DEFAULT_POOL_WAIT_SECONDS) -> SqliteDatabase | PostgresqlDatabase:
+    """A peewee database for `sqlite:///path` or `postgresql://user@host:port/name[?options=…]`.
+
+    Pooled, at most `pool_size` connections are open at once, and a request waits up to `pool_wait_seconds`
+    for one before `MaxConnectionsExceeded` (a 503).
+    """
     parsed = urlparse(url)
+    # peewee reads a wait of 0 as "forever"; the smallest wait it can express stands in for "do not wait".
+    pool = {"max_connections": pool_size, "stale_timeout": 300, "timeout": max(pool_wait_seconds, 0.001)}
     if parsed.scheme == "sqlite":
         path = parsed.path[1:] if parsed.path.startswith("/") else parsed.path
         if pooled and path and path != ":memory:":
             # Pooled: closing a SQLite connection checkpoints the WAL (~4 ms a request, measured by bench/);
             # a pooled one is handed back open instead.
-            return PooledSqliteDatabase(path, pragmas=SQLITE_PRAGMAS, check_same_thread=False,
-                                        max_connections=32, stale_timeout=300)
+            return PooledSqlite(path, pragmas=SQLITE_PRAGMAS, check_same_thread=False, **pool)
         return SqliteDatabase(path or ":memory:", pragmas=SQLITE_PRAGMAS, check_same_thread=False)
     if parsed.scheme in ("postgres", "postgresql"):
         options = dict(
@@ -42,22 +126,22 @@ def make_database(url: str, *, pooled: bool = True) -> SqliteDatabase | Postgres
             host=parsed.hostname,
             port=parsed.port or 5432,
         )
-        if parsed.query:
-            # e.g. `options=-csearch_path%3Dtest_123` to keep each test run in its own schema.
-            from urllib.parse import parse_qsl
-
-            options.update(dict(parse_qsl(parsed.query)))
+        # e.g. `options=-csearch_path%3Dtest_123` to keep each test run in its own schema.
+        options.update(dict(parse_qsl(parsed.query)))
+        # A database host that drops packets must not hold a request for the kernel's minutes-long connect.
+        options.setdefault("connect_timeout", CONNECT_TIMEOUT_SECONDS)
         name = parsed.path.lstrip("/")
         if pooled:
-            return PooledPostgresqlDatabase(name, max_connections=32, stale_timeout=300, **options)
+            return PooledPostgres(name, **pool, **options)
         return PostgresqlDatabase(name, **options)
     raise ValueError(f"Unsupported database URL {url!r}: use sqlite:///path or postgresql://host/name")
 
 
-def open_database(url: str) -> SqliteDatabase | PostgresqlDatabase:
+def open_database(url: str, *, pool_size: int = DEFAULT_POOL_SIZE,
+                  pool_wait_seconds: float = DEFAULT_POOL_WAIT_SECONDS) -> SqliteDatabase | PostgresqlDatabase:
     """Bind the models' handle to the database at `url` and return it."""
     global _generation
-    database = make_database(url)
+    database = make_database(url, pool_size=pool_size, pool_wait_seconds=pool_wait_seconds)
     db.initialize(database)
     _generation += 1
     return database
@@ -82,3 +166,63 @@ def write_transaction():
     if isinstance(db.obj, SqliteDatabase):
         return db.obj.atomic(lock_type="IMMEDIATE")
     return db.obj.atomic()
+
+
+#: What the database raises when it cannot serve right now (so: 503 and try again), not for a bad request:
+#: unreachable, connection lost or refused, the pool exhausted, a serialization failure or deadlock, SQLite busy.
+#: Integrity errors (a lost race: 409) and data errors (a bad value: 4xx) are not among them.
+UNAVAILABLE = (OperationalError, InterfaceError, MaxConnectionsExceeded)
+
+
+def unavailable_error() -> ServiceError:
+    """The one refusal every surface gives for any of UNAVAILABLE: 503 `database-unavailable` with Retry-After."""
+    return database_unavailable(RETRY_AFTER_SECONDS)
+
+
+def transient(error: BaseException) -> bool:
+    """Whether running the same transaction again may succeed: a serialization failure or a deadlock."""
+    if not isinstance(error, OperationalError):
+        return False
+    cause = error.args[0] if error.args else None
+    return getattr(cause, "pgcode", None) in TRANSIENT_SQLSTATES
+
+
+F = TypeVar("F", bound=Callable)
+
+
+def retry_transient(function: F) -> F:
+    """Run a whole write (its reads and its transaction) once more when the database aborted it as a
+    serialization failure or deadlock; a second abort propagates (503)."""
+
+    @functools.wraps(function)
+    def run(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except OperationalError as error:
+            if not transient(error) or db.obj.in_transaction():
+                raise
+            log.info("%s was aborted by the database (%s); running it again", function.__name__, error)
+            return function(*args, **kwargs)
+
+    return run  # type: ignore[return-value]
+
+
+@contextmanager
+def released() -> Iterator[None]:
+    """Give this request's connection back to the pool while it waits on the network (tool calls, a model).
+
+    The next query takes a connection again. Refused inside a transaction: a network wait never holds one.
+    """
+    database = db.obj
+    if database.in_transaction():
+        raise RuntimeError("a network wait inside a database transaction")
+    if not database.is_closed():
+        database.close()
+    yield
+
+
+def release() -> None:
+    """Hand this request's connection back, if it holds one (the end of a request)."""
+    database = db.obj
+    if database is not None and not database.is_closed() and not database.in_transaction():
+        database.close()

@@ -30,6 +30,8 @@ class ServiceError(Exception):
     code: str
     message: str
     violations: list[Violation] = field(default_factory=list)
+    #: Seconds to wait before trying again, sent as `Retry-After` (429 and 503 carry one).
+    retry_after: int | None = None
 
     def __post_init__(self) -> None:
         super().__init__(self.message)
@@ -72,3 +74,20 @@ def precondition_failed() -> ServiceError:
     return ServiceError(
         412, "stale-draft", "The draft has changed since you read it; reload it and save again."
     )
+
+
+def database_unavailable(retry_after: int) -> ServiceError:
+    """503 when the database cannot serve right now: unreachable, connection lost, pool exhausted, or a conflict it
+    aborted. Nothing was changed, unless a write had committed, whose answer is then given from what was committed."""
+    return ServiceError(503, "database-unavailable", "The database is not answering; try again shortly.",
+                        retry_after=retry_after)
+
+
+#: The code of a refusal for an organization's share of calls in flight (a whole turn stops with it as its reason).
+TOO_MANY_CALLS = "too-many-calls"
+
+
+def too_many_calls(limit: int, retry_after: int) -> ServiceError:
+    """429 when an organization already has its share of tool calls in flight on this instance."""
+    return ServiceError(429, TOO_MANY_CALLS, f"This organization already has {limit} tool calls in flight here, "
+                                               "its share; try again shortly.", retry_after=retry_after)

@@ -29,6 +29,14 @@ STEP_POOL_SIZE = 500
 #: How many calls one model step may ask for.
 MAX_CALLS_PER_STEP = 500
 
+#: Tool calls one organization may have in flight in one process by default (TOOLGATE_MAX_CALLS_IN_FLIGHT_PER_ORG),
+#: so one organization's slow tools cannot take every slot of an instance. At least one whole step.
+DEFAULT_CALLS_IN_FLIGHT_PER_ORG = 1_000
+
+#: Seconds a client told 429 `too-many-calls` waits before trying again: calls in flight end within the deadline,
+#: most far sooner.
+TOO_MANY_CALLS_RETRY_AFTER_SECONDS = 2
+
 # Bounds on what a model may send, so a hostile value cannot grow a request without limit.
 MAX_URL_CHARS = 8_192
 MAX_STRING_ARGUMENT_CHARS = 16_384

@@ -31,9 +31,14 @@ def tune_hub() -> None:
         pool.maxsize = RESOLVER_THREADS
 
 
+#: Connections the kernel queues before they are accepted. A burst of a few hundred new connections overflows
+#: gevent's default and drops SYNs (each costs its client a 1 s retry); the kernel caps it at net.core.somaxconn.
+LISTEN_BACKLOG = 2048
+
+
 def make_server(app, host: str, port: int) -> WSGIServer:
     """A gevent WSGI server for `app` (port 0 picks a free one: read `server.server_port`)."""
-    return WSGIServer((host, port), app, handler_class=NoDelayHandler, log=None)
+    return WSGIServer((host, port), app, handler_class=NoDelayHandler, log=None, backlog=LISTEN_BACKLOG)
 
 
 def serve_app(app, host: str, port: int) -> None:

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any, Callable
 if TYPE_CHECKING:
     from flask import Flask
 
-#: Concurrent connections one worker serves; a step's own fan-out is outbound and not counted here.
-WORKER_CONNECTIONS = 1_000
+#: Concurrent connections one worker serves; a step's own fan-out is outbound and not counted here. Above an
+#: organization's share of calls in flight, so a step past that share is answered 429 rather than left queued.
+WORKER_CONNECTIONS = 4_096
 #: Seconds an idle client connection is kept open (a load balancer keeps its own pool warm).
 KEEPALIVE_SECONDS = 75
 #: A worker busy longer than this without a heartbeat is restarted; well above the 10 s call deadline.
@@ -33,6 +34,8 @@ def serve_workers(factory: Callable[[], "Flask"], host: str, port: int, workers:
     """Run `factory`'s app under gunicorn with `workers` gevent worker processes until stopped."""
     from gunicorn.app.base import BaseApplication
 
+    from .server import LISTEN_BACKLOG
+
     class _Toolgate(BaseApplication):
         def load_config(self) -> None:
             settings = {
@@ -40,6 +43,7 @@ def serve_workers(factory: Callable[[], "Flask"], host: str, port: int, workers:
                 "workers": workers,
                 "worker_class": "gevent",
                 "worker_connections": WORKER_CONNECTIONS,
+                "backlog": LISTEN_BACKLOG,
                 "keepalive": KEEPALIVE_SECONDS,
                 "timeout": WORKER_TIMEOUT_SECONDS,
                 "accesslog": None,

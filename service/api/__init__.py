@@ -6,6 +6,7 @@ from flask_smorest import Api
 from peewee import IntegrityError
 from werkzeug.exceptions import HTTPException
 
+from ..database import UNAVAILABLE, unavailable_error
 from ..errors import ServiceError, concurrent_change
 
 API_SETTINGS = {
@@ -45,8 +46,11 @@ def register_api(app: Flask) -> Api:
 
 
 def error_response(error: ServiceError):
+    """The one JSON error shape, with `Retry-After` where the refusal says when to try again."""
     response = jsonify(error.to_dict())
     response.status_code = error.status
+    if error.retry_after is not None:
+        response.headers["Retry-After"] = str(error.retry_after)
     return response
 
 
@@ -62,6 +66,10 @@ def register_error_handlers(app: Flask) -> None:
         # The database refused a write a concurrent one won: a clean conflict, never a 500.
         return error_response(concurrent_change())
 
+    for failure in UNAVAILABLE:
+        # The database could not serve (down, connection lost, pool exhausted): 503, try again, never a 500.
+        app.register_error_handler(failure, lambda error: _database_unavailable(app, error))
+
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException):
         code = (error.name or "error").lower().replace(" ", "-")
@@ -69,3 +77,8 @@ def register_error_handlers(app: Flask) -> None:
         if error.code == 405 and error.valid_methods:
             response.headers["Allow"] = ", ".join(error.valid_methods)
         return response
+
+
+def _database_unavailable(app: Flask, error: Exception):
+    app.logger.warning("the database could not serve a request: %s: %s", type(error).__name__, error)
+    return error_response(unavailable_error())

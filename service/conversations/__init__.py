@@ -13,6 +13,7 @@ from .runs import (
     start_turn,
 )
 from .sessions import Session, authenticate_session
+from .slots import CallSlots
 from .turns import (
     STEP_LIMIT,
     TURN_DEADLINE,

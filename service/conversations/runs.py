@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ..config import Config
+from ..database import released
 from ..dispatch import INVALID_ARGUMENTS, UNKNOWN_TOOL, AddressGuard, CallOutcome, call_tool, run_step
 from ..errors import ServiceError, Violation, not_found
 from ..keys import mint_assertion, new_turn_id
@@ -22,14 +23,17 @@ from ..ops import calls as calls_log
 from ..registry import get_project
 from .offered import PinnedTool, offered, pinned_tools, resolve_project_version
 from .sessions import Session
+from .slots import CallSlots
 
 
 @dataclass(frozen=True)
 class Dispatcher:
-    """What every call needs from the deployment: settings (issuer, secret) and the address guard."""
+    """What every call needs from the deployment: settings (issuer, secret), the address guard, and each
+    organization's share of calls in flight."""
 
     config: Config
     guard: AddressGuard
+    slots: CallSlots
 
 
 @dataclass(frozen=True)
@@ -118,16 +122,18 @@ def parse_calls(data: Any) -> list[ModelCall]:
 
 
 def run_model_step(session: Session, conversation: Conversation, turn: Turn, calls: Sequence[ModelCall],
-                   dispatcher: Dispatcher, *, assertions: list[str | None] | None = None) -> list[dict[str, Any]]:
+                   dispatcher: Dispatcher, *, assertions: list[str | None] | None = None,
+                   slots_held: bool = False) -> list[dict[str, Any]]:
     """Run one model step: every call in parallel, results in the calls' order.
 
     Each result is what the model sees (`output` or `error`) plus the call's `latency_ms`. A caller that shows
     people what was sent (the playground) passes `assertions` to receive each call's signed assertion, or None
-    where nothing was called.
+    where nothing was called. 429 when the organization's share of calls in flight would be passed, unless the
+    caller already holds the step's slots (`slots_held`).
     """
     tools = offered(conversation_tools(conversation), session.entitlements)
     outcomes = _dispatch(session, turn.id, calls, tools, dispatcher, conversation.id, session_start=False,
-                         assertions=assertions)
+                         assertions=assertions, slots_held=slots_held)
     return [{"id": call.id, "name": call.name, **outcome.to_result(), "latency_ms": outcome.latency_ms}
             for call, outcome in zip(calls, outcomes)]
 
@@ -144,7 +150,7 @@ def _arguments(raw: Any) -> Any:
 
 def _dispatch(session: Session, turn: str, calls: Sequence[ModelCall], tools: dict[str, PinnedTool],
               dispatcher: Dispatcher, conversation_id: str, *, session_start: bool,
-              assertions: list[str | None] | None = None) -> list[CallOutcome]:
+              assertions: list[str | None] | None = None, slots_held: bool = False) -> list[CallOutcome]:
     config = dispatcher.config
     issuer = config.issuer(session.organization.slug)
     key = signing_key(session.organization, config.secret_key) if calls else None
@@ -168,7 +174,10 @@ def _dispatch(session: Session, turn: str, calls: Sequence[ModelCall], tools: di
         return lambda: call_tool(tool.compiled, arguments, subject=session.subject, guard=dispatcher.guard,
                                  sign=sign)
 
-    outcomes = run_step([thunk(i, c) for i, c in enumerate(calls)])
+    thunks = [thunk(i, c) for i, c in enumerate(calls)]
+    # The connection goes back to the pool for the calls' whole wait; recording takes one again.
+    with dispatcher.slots.held(session.organization.id, 0 if slots_held else len(calls)), released():
+        outcomes = run_step(thunks)
     _record(session, conversation_id, turn, calls, tools, outcomes, jtis, session_start)
     if assertions is not None:
         assertions.extend(signed)
@@ -185,7 +194,7 @@ def _insert_call_records(rows: list[dict[str, Any]]) -> None:
     columns = ", ".join("organization_id" if c == "organization" else c for c in CALL_RECORD_COLUMNS)
     placeholders = ", ".join([database.param] * len(CALL_RECORD_COLUMNS))
     sql = f"INSERT INTO call_record ({columns}) VALUES ({placeholders})"
-    with database.atomic():
+    with database.atomic():  # a short transaction of its own, after the wait
         database.cursor().executemany(sql, [tuple(row[c] for c in CALL_RECORD_COLUMNS) for row in rows])
 
 

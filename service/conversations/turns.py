@@ -22,8 +22,8 @@ import gevent
 from peewee import IntegrityError
 
 from ..config import Config
-from ..database import write_transaction
-from ..errors import ServiceError, Violation
+from ..database import released, write_transaction
+from ..errors import TOO_MANY_CALLS, ServiceError, Violation
 from ..limits import CALL_DEADLINE_SECONDS, MAX_CALLS_PER_STEP
 from ..llm import (
     MODEL_MALFORMED,
@@ -92,6 +92,8 @@ def stop_message(reason: str, limits: TurnLimits, http_code: int | None = None) 
         MODEL_TIMED_OUT: "The model did not answer before the turn's deadline; the turn was stopped.",
         MODEL_REFUSED: f"The model's API refused the request (HTTP {http_code}); the turn was stopped.",
         MODEL_MALFORMED: "The model's answer could not be understood; the turn was stopped.",
+        TOO_MANY_CALLS: "This organization already has its share of tool calls in flight here; the turn was "
+                        "stopped before the step's calls were made. Send the message again shortly.",
     }[reason]
 
 
@@ -157,7 +159,15 @@ def _steps(session, conversation, turn, text, adapter, dispatcher, limits) -> It
                 _store(conversation, turn, "assistant", {"text": answer.text})
             stopped = _stopped(STEP_LIMIT, limits)
             break
-        step = yield from _step(session, conversation, turn, answer, dispatcher, len(steps))
+        try:
+            step = yield from _step(session, conversation, turn, answer, dispatcher, len(steps))
+        except ServiceError as refused:
+            if refused.code != TOO_MANY_CALLS:
+                raise
+            if answer.text:
+                _store(conversation, turn, "assistant", {"text": answer.text})
+            stopped = _stopped(TOO_MANY_CALLS, limits)
+            break
         steps.append(step)
         transcript += [ModelMessage("assistant", answer.text, answer.calls),
                        ModelMessage("tool", results=tuple(ToolResult.from_result(r) for r in step["results"]))]
@@ -173,11 +183,14 @@ def _step(session, conversation, turn, answer: ModelAnswer, dispatcher, index: i
     "elapsed_ms"}`.
     """
     calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in answer.calls]
-    _store(conversation, turn, "assistant", {"text": answer.text, "calls": calls})
-    yield "step", {"step": index, "calls": calls}
-    started_at, started = time.time(), time.monotonic()
     model_calls = [ModelCall(c.id, c.name, c.arguments) for c in answer.calls]
-    results = run_model_step(session, conversation, turn, model_calls, dispatcher)
+    # The slots are taken before anything of the step is stored, so a step refused for the organization's share
+    # leaves no calls without results behind.
+    with dispatcher.slots.held(session.organization.id, len(model_calls)):
+        _store(conversation, turn, "assistant", {"text": answer.text, "calls": calls})
+        yield "step", {"step": index, "calls": calls}
+        started_at, started = time.time(), time.monotonic()
+        results = run_model_step(session, conversation, turn, model_calls, dispatcher, slots_held=True)
     elapsed_ms = round((time.monotonic() - started) * 1000)
     _store(conversation, turn, "tool", {"results": results})
     for result in results:
@@ -190,7 +203,8 @@ def _ask(adapter: ModelAdapter, request: ModelRequest, deadline: float) -> Model
     attempt = 1
     while True:
         try:
-            answer = adapter.complete(request, max(deadline - time.monotonic(), 0.0))
+            with released():  # no database connection is held while the model thinks
+                answer = adapter.complete(request, max(deadline - time.monotonic(), 0.0))
             break
         except ModelFailure as failure:
             transient = failure.kind == MODEL_UNREACHABLE or (

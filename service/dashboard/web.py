@@ -1,18 +1,21 @@
 """The dashboard's blueprint and what every page shares: roles, CSRF, errors as pages, security headers."""
 from __future__ import annotations
 
+import logging
 from datetime import datetime, timezone
 from functools import wraps
 from typing import Any
 
-from flask import Blueprint, flash, redirect, render_template, request, url_for
+from flask import Blueprint, flash, g, redirect, render_template, request, url_for
 
 from ..api.auth import MINT_SESSIONS, POWERS, PUBLISH, READ, READ_CALLS, WRITE_DRAFTS
+from ..database import UNAVAILABLE, unavailable_error
 from ..errors import ServiceError, forbidden
 from .forms import errors_by_field, field_id, field_label
 from .readable import breaks
 from .signin import configured, csrf_ok, csrf_token, signed_in
 
+log = logging.getLogger(__name__)
 blp = Blueprint("dashboard", __name__, template_folder="templates", static_folder="static",
                 static_url_path="/static/dashboard")
 
@@ -113,6 +116,20 @@ def _headers(response):
 
 @blp.errorhandler(ServiceError)
 def _service_error(error: ServiceError):
-    titles = {401: "Not signed in", 403: "Not allowed", 404: "Not found", 409: "Conflict"}
-    return page("error.html", error.status, title=titles.get(error.status, "Refused"), message=error.message,
-                violations=error.violations)
+    titles = {401: "Not signed in", 403: "Not allowed", 404: "Not found", 409: "Conflict", 429: "Busy",
+              503: "Unavailable"}
+    body, status = page("error.html", error.status, title=titles.get(error.status, "Refused"),
+                        message=error.message, violations=error.violations)
+    headers = {} if error.retry_after is None else {"Retry-After": str(error.retry_after)}
+    return body, status, headers
+
+
+def _database_unavailable(error: Exception):
+    """The database could not serve: the error page, rendered without asking the database who is signed in."""
+    log.warning("the database could not serve a dashboard page: %s: %s", type(error).__name__, error)
+    g.setdefault("principal", None)
+    return _service_error(unavailable_error())
+
+
+for _failure in UNAVAILABLE:
+    blp.register_error_handler(_failure, _database_unavailable)

@@ -29,6 +29,9 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 UNSUPPORTED_PROTOCOL_VERSION = -32022
+#: JSON-RPC's range for implementation-defined server errors: the service cannot answer now (database away);
+#: the error's data is the REST error shape, so a client reads the same code and message everywhere.
+SERVER_UNAVAILABLE = -32000
 
 SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "MCP-Protocol-Version"

@@ -13,10 +13,19 @@ from flask import Blueprint, Response, current_app, request
 
 from .. import app_config, limits
 from ..api.auth import POWERS, READ, current_principal
+from ..database import UNAVAILABLE, unavailable_error
 from ..errors import ServiceError
 from ..registry import Principal
 from . import protocol, tools
-from .protocol import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, Message, ProtocolError
+from .protocol import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    SERVER_UNAVAILABLE,
+    Message,
+    ProtocolError,
+)
 
 blp = Blueprint("mcp", __name__)
 
@@ -153,6 +162,12 @@ def post():
     except ProtocolError as error:
         headers = {"WWW-Authenticate": 'Bearer realm="toolgate"'} if error.status == 401 else {}
         return _json(error.to_message(), error.status, headers)
+    except UNAVAILABLE as failure:
+        current_app.logger.warning("the database could not serve an MCP request: %s: %s",
+                                   type(failure).__name__, failure)
+        refusal = unavailable_error()
+        message = protocol.error_message(None, SERVER_UNAVAILABLE, refusal.message, refusal.to_dict())
+        return _json(message, refusal.status, {"Retry-After": str(refusal.retry_after)})
     except Exception:  # a bug, not a refusal: log it, and still answer in JSON-RPC rather than in the REST shape
         current_app.logger.exception("MCP request failed")
         return _json(protocol.error_message(None, INTERNAL_ERROR, "Internal error."), 500)

@@ -4,9 +4,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from peewee import DatabaseError, InterfaceError
+from peewee import DatabaseError
 
-from ..database import db
+from ..database import UNAVAILABLE, db
 from ..migrations import pending
 
 log = logging.getLogger(__name__)
@@ -40,7 +40,7 @@ def readiness(database=None) -> Readiness:
             database.connect()
         database.execute_sql("SELECT 1").fetchall()
         missing = pending(database)
-    except (DatabaseError, InterfaceError) as error:
+    except (DatabaseError, *UNAVAILABLE) as error:
         # The probe is public: it says what kind of fault, and the log says the rest (a host, a file).
         log.warning("readiness: the database is unreachable: %s", error)
         return Readiness(database=False, schema=False, problems=[f"database: {type(error).__name__}"])

@@ -6,12 +6,13 @@ if anything is wrong, nothing is published and the answer lists every problem.
 from __future__ import annotations
 
 import re
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
-from peewee import fn
+from peewee import IntegrityError, fn
 
-from ..database import write_transaction
-from ..errors import ServiceError, Violation, invalid, not_found
+from ..database import retry_transient, write_transaction
+from ..errors import ServiceError, Violation, concurrent_change, invalid, not_found
 from ..models import Organization, Pin, Project, ProjectDraft, ProjectVersion, Tool, ToolVersion, now
 from ..ops import audit
 from .rules import check_definition, violation
@@ -122,26 +123,33 @@ def save_project_draft(organization: Organization, name: str, pins: Any, actor: 
     return project_draft(project)
 
 
+@retry_transient
 def publish_project(organization: Organization, name: str, actor: str) -> ProjectVersion:
-    """Publish every pinned tool draft, then freeze the project version; all or nothing."""
+    """Publish every pinned tool draft, then freeze the project version; all or nothing.
+
+    The pinned drafts are published in one canonical order (by tool name), whatever order the pins are in, so two
+    projects pinning the same drafts in opposite orders queue behind each other instead of deadlocking; of such
+    racers one wins and the others get 409.
+    """
     project = get_project(organization, name)
-    with unique_or(violation("", "project-no-draft")), write_transaction():
+    with _lost_race_is_conflict(), write_transaction():
         draft = project_draft(project)
         if draft is None:
             raise refusal("project-no-draft")
         found = check_pins(project, draft.pins, publishing=True)
         if found:
             raise invalid(found)
-        pinned: list[tuple[Tool, ToolVersion]] = []
+        versions: dict[str, tuple[Tool, ToolVersion]] = {}
         published: list[tuple[Tool, ToolVersion]] = []
-        for pin in draft.pins:
+        for pin in sorted(draft.pins, key=lambda p: p["tool"]):
             tool = Tool.get(Tool.organization == organization, Tool.name == pin["tool"])
             if pin["version"] == DRAFT:
                 version = publish_draft_in_transaction(tool, actor)
                 published.append((tool, version))
             else:
                 version = ToolVersion.get(ToolVersion.tool == tool, ToolVersion.number == pin["version"])
-            pinned.append((tool, version))
+            versions[tool.name] = (tool, version)
+        pinned = [versions[pin["tool"]] for pin in draft.pins]
         number = (ProjectVersion.select(fn.MAX(ProjectVersion.number))
                   .where(ProjectVersion.project == project).scalar() or 0) + 1
         project_version = ProjectVersion.create(project=project, number=number, published_at=now(),
@@ -157,6 +165,15 @@ def publish_project(organization: Organization, name: str, actor: str) -> Projec
         audit.record(organization, actor, audit.PROJECT_PUBLISH, audit.PROJECT, project.name, version=number,
                      before=draft.pins, after=[{"tool": t.name, "version": v.number} for t, v in pinned])
     return project_version
+
+
+@contextmanager
+def _lost_race_is_conflict() -> Iterator[None]:
+    """A publish that a concurrent one beat to a pinned draft or to the version number: 409, nothing published."""
+    try:
+        yield
+    except IntegrityError:
+        raise concurrent_change() from None
 
 
 def project_view(project: Project) -> dict[str, Any]:

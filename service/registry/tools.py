@@ -9,7 +9,7 @@ from typing import Any, Iterator
 
 from peewee import IntegrityError, fn
 
-from ..database import write_transaction
+from ..database import retry_transient, write_transaction
 from ..definition import ToolDefinition
 from ..errors import ServiceError, Violation, conflict, invalid, not_found, precondition_failed
 from ..models import Organization, Project, Tool, ToolDraft, ToolVersion, now
@@ -174,6 +174,7 @@ def publish_draft_in_transaction(tool: Tool, actor: str) -> ToolVersion:
     return version
 
 
+@retry_transient
 def publish_tool(organization: Organization, name: str, actor: str) -> ToolVersion:
     """Publish the draft as the next immutable version; of two concurrent publishes exactly one wins."""
     tool = get_tool(organization, name)

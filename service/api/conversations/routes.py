@@ -26,6 +26,7 @@ from ...conversations import (
     start_turn,
     turn_events,
 )
+from ...database import UNAVAILABLE, unavailable_error
 from ...errors import ServiceError
 from ...llm import adapter_for
 from ..auth import bearer_token
@@ -174,7 +175,8 @@ def event_stream(events):
     try:
         for kind, data in events:
             yield f"event: {kind}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
-    except ServiceError as error:
+    except (ServiceError, *UNAVAILABLE) as failure:
+        error = failure if isinstance(failure, ServiceError) else unavailable_error()
         yield f"event: error\ndata: {json.dumps(error.to_dict(), separators=(',', ':'))}\n\n"
 
 

@@ -1,15 +1,13 @@
 """Operations over HTTP: the call log, the audit trail, impact and diffs, why not offered, metrics and health."""
 from __future__ import annotations
 
-from flask import Response, jsonify, request
+from flask import Response, request
 from flask.views import MethodView
 from flask_smorest import Blueprint
-from peewee import InterfaceError, OperationalError
 
 from ... import registry
 from ...errors import ServiceError, Violation
 from ...ops import audit, calls, health, impact, metrics, why
-from .. import error_response
 from ..auth import READ, READ_CALLS, current_principal, requires
 from ..schemas import ProblemSchema
 from .schemas import (
@@ -33,14 +31,6 @@ blp = Blueprint("ops", __name__, description="Operations: call log, audit trail,
 ERRORS = {"description": "What was wrong with the request.", "schema": ProblemSchema}
 
 
-@blp.errorhandler(OperationalError)
-@blp.errorhandler(InterfaceError)
-def database_unavailable(error):
-    """The database did not answer (even the connection opened before the view): 503, never a 500."""
-    state = health.Readiness(database=False, schema=False, problems=[f"database: {type(error).__name__}"])
-    if request.path == "/readyz":
-        return jsonify(state.to_dict()), 503
-    return error_response(ServiceError(503, "database-unavailable", "The database is not answering; try again."))
 
 
 VERSION_FORMAT = 'A version is a published version number or "draft".'
