@@ -9,6 +9,7 @@ from psycogreen.gevent import patch_psycopg  # noqa: E402
 
 patch_psycopg()  # PostgreSQL waits cooperate with gevent, as in `service.entry`
 
+import contextlib  # noqa: E402
 import os  # noqa: E402
 import secrets  # noqa: E402
 from urllib.parse import quote  # noqa: E402
@@ -37,22 +38,32 @@ def database_url(request, tmp_path):
             migrate(database)
         yield url
         return
+    with fresh_postgres_schema(POSTGRES_URL) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def fresh_postgres_schema(server_url: str):
+    """A migrated schema of its own on the PostgreSQL server at `server_url`, dropped afterwards; yields its URL."""
+    from service.database import db, make_database
+    from service.migrations import migrate
+
     schema = f"toolgate_test_{secrets.token_hex(6)}"
     admin = make_database(POSTGRES_URL, pooled=False)
     with admin.connection_context():
         admin.execute_sql(f"CREATE SCHEMA {schema}")
-    separator = "&" if "?" in POSTGRES_URL else "?"
-    url = f"{POSTGRES_URL}{separator}options={quote(f'-csearch_path={schema}')}"
+    separator = "&" if "?" in server_url else "?"
+    url = f"{server_url}{separator}options={quote(f'-csearch_path={schema}')}"
     database = make_database(url, pooled=False)
     with database.connection_context():
         migrate(database)
-    yield url
-    from service.database import db
-
-    if db.obj is not None and not db.obj.is_closed():
-        if hasattr(db.obj, "close_all"):
-            db.obj.close_all()
-        else:
-            db.obj.close()
-    with admin.connection_context():
-        admin.execute_sql(f"DROP SCHEMA {schema} CASCADE")
+    try:
+        yield url
+    finally:
+        if db.obj is not None and not db.obj.is_closed():
+            if hasattr(db.obj, "close_all"):
+                db.obj.close_all()
+            else:
+                db.obj.close()
+        with admin.connection_context():
+            admin.execute_sql(f"DROP SCHEMA {schema} CASCADE")

@@ -65,8 +65,9 @@ def converse(service: LiveService, token: str, *calls, project: str = "shop"):
 
 @contextlib.contextmanager
 def live_service(tmp_path, database_url: str | None = None, org: str = "acme",
-                 allowed_networks=("127.0.0.0/8",)):
-    """Start the service on a fresh database (SQLite in tmp_path unless given) on a free loopback port."""
+                 allowed_networks=("127.0.0.0/8",), **settings):
+    """Start the service on a fresh database (SQLite in tmp_path unless given) on a free loopback port; `settings`
+    are further Config fields (a pool size, a share of calls)."""
     url = database_url or f"sqlite:///{tmp_path / 'live.db'}"
     if database_url is None:
         database = make_database(url)
@@ -76,7 +77,7 @@ def live_service(tmp_path, database_url: str | None = None, org: str = "acme",
     server.init_socket()
     base = f"http://127.0.0.1:{server.server_port}"
     config = Config(database_url=url, public_url=base, secret_key=SECRET, allowed_networks=tuple(allowed_networks),
-                    flask={"TESTING": True})
+                    flask={"TESTING": True}, **settings)
     app = create_app(config)
     server.application = app
     with db.connection_context():
