@@ -5,8 +5,8 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Mapping
 
-from .database import DEFAULT_POOL_SIZE, DEFAULT_POOL_WAIT_SECONDS
-from .limits import DEFAULT_CALLS_IN_FLIGHT_PER_ORG
+# Only plain modules here: `service` is imported (through this) before an entry point's gevent patching.
+from .limits import DATABASE_POOL_SIZE, DATABASE_POOL_WAIT_SECONDS, DEFAULT_CALLS_IN_FLIGHT_PER_ORG
 
 DEFAULT_DATABASE_URL = "sqlite:///toolgate.db"
 DEFAULT_PUBLIC_URL = "http://127.0.0.1:8080"
@@ -34,8 +34,8 @@ class Config:
     #: Days a call record is kept before `toolgate calls purge` removes it.
     call_retention_days: int = 30
     #: Database connections one process keeps, and how long a request waits for a free one before a 503.
-    database_pool_size: int = DEFAULT_POOL_SIZE
-    database_pool_wait_seconds: float = DEFAULT_POOL_WAIT_SECONDS
+    database_pool_size: int = DATABASE_POOL_SIZE
+    database_pool_wait_seconds: float = DATABASE_POOL_WAIT_SECONDS
     #: Tool calls one organization may have in flight in one process; past it a step answers 429.
     max_calls_in_flight_per_org: int = DEFAULT_CALLS_IN_FLIGHT_PER_ORG
     #: Extra Flask settings (tests use this for TESTING and the like).
@@ -58,9 +58,9 @@ class Config:
             max_steps_per_turn=int(env.get("TOOLGATE_MAX_STEPS_PER_TURN", "8")),
             turn_deadline_seconds=float(env.get("TOOLGATE_TURN_DEADLINE_SECONDS", "60")),
             call_retention_days=int(env.get("TOOLGATE_CALL_RETENTION_DAYS", "30")),
-            database_pool_size=int(env.get("TOOLGATE_DATABASE_POOL_SIZE", DEFAULT_POOL_SIZE)),
+            database_pool_size=int(env.get("TOOLGATE_DATABASE_POOL_SIZE", DATABASE_POOL_SIZE)),
             database_pool_wait_seconds=float(env.get("TOOLGATE_DATABASE_POOL_WAIT_SECONDS",
-                                                     DEFAULT_POOL_WAIT_SECONDS)),
+                                                     DATABASE_POOL_WAIT_SECONDS)),
             max_calls_in_flight_per_org=int(env.get("TOOLGATE_MAX_CALLS_IN_FLIGHT_PER_ORG",
                                                     DEFAULT_CALLS_IN_FLIGHT_PER_ORG)),
         )

@@ -21,14 +21,12 @@ from peewee import DatabaseProxy, InterfaceError, OperationalError, PostgresqlDa
 from playhouse.pool import MaxConnectionsExceeded, PooledPostgresqlDatabase, PooledSqliteDatabase
 
 from .errors import ServiceError, database_unavailable
+from .limits import DATABASE_POOL_SIZE, DATABASE_POOL_WAIT_SECONDS
 
 log = logging.getLogger(__name__)
 
 db = DatabaseProxy()
 
-#: Connections one process keeps per database, and how long a request waits for one before a 503.
-DEFAULT_POOL_SIZE = 32
-DEFAULT_POOL_WAIT_SECONDS = 2.0
 #: Seconds to reach PostgreSQL before the attempt fails (a 503), unless the URL says otherwise.
 CONNECT_TIMEOUT_SECONDS = 3
 #: Seconds a client is told to wait after a 503 for the database.
@@ -102,8 +100,8 @@ class PooledSqlite(_ReplacesDeadConnections, PooledSqliteDatabase):
     """SQLite's pool (a file has no connection to lose, but a wait for a free connection is shared)."""
 
 
-def make_database(url: str, *, pooled: bool = True, pool_size: int = DEFAULT_POOL_SIZE,
-                  pool_wait_seconds: float = DEFAULT_POOL_WAIT_SECONDS) -> SqliteDatabase | PostgresqlDatabase:
+def make_database(url: str, *, pooled: bool = True, pool_size: int = DATABASE_POOL_SIZE,
+                  pool_wait_seconds: float = DATABASE_POOL_WAIT_SECONDS) -> SqliteDatabase | PostgresqlDatabase:
     """A peewee database for `sqlite:///path` or `postgresql://user@host:port/name[?options=…]`.
 
     Pooled, at most `pool_size` connections are open at once, and a request waits up to `pool_wait_seconds`
@@ -137,8 +135,8 @@ def make_database(url: str, *, pooled: bool = True, pool_size: int = DEFAULT_POO
     raise ValueError(f"Unsupported database URL {url!r}: use sqlite:///path or postgresql://host/name")
 
 
-def open_database(url: str, *, pool_size: int = DEFAULT_POOL_SIZE,
-                  pool_wait_seconds: float = DEFAULT_POOL_WAIT_SECONDS) -> SqliteDatabase | PostgresqlDatabase:
+def open_database(url: str, *, pool_size: int = DATABASE_POOL_SIZE,
+                  pool_wait_seconds: float = DATABASE_POOL_WAIT_SECONDS) -> SqliteDatabase | PostgresqlDatabase:
     """Bind the models' handle to the database at `url` and return it."""
     global _generation
     database = make_database(url, pool_size=pool_size, pool_wait_seconds=pool_wait_seconds)

@@ -29,6 +29,11 @@ STEP_POOL_SIZE = 500
 #: How many calls one model step may ask for.
 MAX_CALLS_PER_STEP = 500
 
+#: Database connections one process keeps by default (TOOLGATE_DATABASE_POOL_SIZE), and how long a request waits
+#: for a free one before a 503 (TOOLGATE_DATABASE_POOL_WAIT_SECONDS). A request holds one only while it asks.
+DATABASE_POOL_SIZE = 32
+DATABASE_POOL_WAIT_SECONDS = 2.0
+
 #: Tool calls one organization may have in flight in one process by default (TOOLGATE_MAX_CALLS_IN_FLIGHT_PER_ORG),
 #: so one organization's slow tools cannot take every slot of an instance. At least one whole step.
 DEFAULT_CALLS_IN_FLIGHT_PER_ORG = 1_000

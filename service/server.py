@@ -1,6 +1,7 @@
 """Serving an app under gevent, with Nagle's algorithm off on every accepted socket."""
 from __future__ import annotations
 
+import resource
 import socket
 
 from gevent.pywsgi import WSGIHandler, WSGIServer
@@ -23,12 +24,26 @@ RESOLVER_THREADS = 128
 
 
 def tune_hub() -> None:
-    """Size this process's gevent thread pool (used for DNS) for a whole step of lookups at once."""
+    """Size this process for thousands of waiting steps: gevent's thread pool (used for DNS) for a whole step of
+    lookups at once, and open files for a socket per waiting request and one per call."""
     import gevent
 
     pool = gevent.get_hub().threadpool
     if pool.maxsize < RESOLVER_THREADS:
         pool.maxsize = RESOLVER_THREADS
+    _raise_open_files()
+
+
+#: Open files the process asks for: every waiting step holds its client's socket and its calls' sockets. The soft
+#: limit is often 1,024, which a few hundred waiting steps exhaust; the hard limit, set by the operator, still bounds.
+OPEN_FILES = 65_536
+
+
+def _raise_open_files() -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = OPEN_FILES if hard == resource.RLIM_INFINITY else min(OPEN_FILES, hard)
+    if soft != resource.RLIM_INFINITY and soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
 
 
 #: Connections the kernel queues before they are accepted. A burst of a few hundred new connections overflows

@@ -41,3 +41,13 @@ def test_key_create_for_an_unknown_organization_fails_clearly(tmp_path):
     toolgate("migrate", "--database", database)
     result = toolgate("key", "create", "--org", "nobody", "--role", "admin", "--database", database, check=False)
     assert result.returncode != 0 and "nobody" in result.stderr
+
+
+def test_importing_the_service_package_imports_nothing_gevent_must_patch_first():
+    """`python -m service.entry` imports `service` before entry's first line patches gevent: a database driver or
+    peewee imported there would keep real thread-locals, and every greenlet of a worker would share one connection."""
+    probe = ("import sys, service, service.config, service.limits, service.errors\n"
+             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+             "('peewee', 'playhouse', 'psycopg2', 'gevent', 'requests', 'urllib3', 'flask', 'jwt')))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "[]"
