@@ -14,6 +14,11 @@ DNS_BUDGET_SECONDS = 5.0
 #: "Successful responses should stay below 16 KB (16,384 characters)." Exactly this many passes.
 RESPONSE_CAP_CHARS = 16_384
 
+#: An endpoint's status line and headers together, every interim 1xx answer included, in bytes.
+#: Far above what APIs send (a few KiB at most); past it the call is a transport error, so a
+#: hostile head costs at most this much memory and parsing, never the worker.
+MAX_RESPONSE_HEAD_BYTES = 65_536
+
 #: A call assertion's `exp` is `iat` plus this ("thirty seconds after the call is minted").
 ASSERTION_LIFETIME_SECONDS = 30
 

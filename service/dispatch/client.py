@@ -10,8 +10,10 @@ the request is written here, so nothing it does by default reaches a tool call:
 - no proxy and no .netrc are ever looked at, no cookie is stored, no redirect is followed, nothing
   is retried;
 - TLS always verifies the certificate against the URL's host name, with no way to turn it off;
-- a connection is returned to its pool only when its response was read to the end; a body cut off
-  at the cap, left unread or broken mid-way closes its socket.
+- the status line and headers are read within MAX_RESPONSE_HEAD_BYTES, under the call's deadline;
+- a connection is returned to its pool only when its response was read to the end and nothing came
+  after it; a head past the cap, a body cut off at the cap, left unread or broken mid-way, or bytes
+  after a complete answer (a 204, a 304, the answer to HEAD) close its socket.
 """
 from __future__ import annotations
 
@@ -22,17 +24,23 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+import gevent
 import gevent.ssl
 from gevent import monkey
 from geventhttpclient.connectionpool import ConnectionPool
-from geventhttpclient.response import HTTPSocketPoolResponse
+from geventhttpclient.response import (
+    HTTPConnectionClosed,
+    HTTPParseError,
+    HTTPSocketPoolResponse,
+    HTTPSocketResponse,
+)
 
 from service.dispatch import connection
 from service.dispatch.build import BuiltRequest
 from service.dispatch.guard import AddressGuard
 from service.dispatch.reading import CHUNK_BYTES
 from service.dispatch.session import DEFAULT_HEADERS, HOST_POOLS, ca_bundle
-from service.limits import CALL_DEADLINE_SECONDS, STEP_POOL_SIZE
+from service.limits import CALL_DEADLINE_SECONDS, MAX_RESPONSE_HEAD_BYTES, STEP_POOL_SIZE
 
 #: What a request target may hold unencoded, as requests requotes it: build.py has already
 #: percent-encoded every model value, so this only touches a definition's own literal text.
@@ -49,6 +57,66 @@ class AddressDenied(ConnectionError):
 
 class NameResolutionError(ConnectionError):
     """The host's name did not resolve, or not within its budget (a transport error)."""
+
+
+class ResponseHeadTooLarge(HTTPParseError):
+    """The status line and headers ran past MAX_RESPONSE_HEAD_BYTES (a transport error)."""
+
+
+class _BytesAfterTheEnd(Exception):
+    """Stops the parser at the first byte past a complete final answer."""
+
+
+class GuardedResponse(HTTPSocketPoolResponse):
+    """A response whose head is read within a cap, and whose socket is reused only if it is in step.
+
+    geventhttpclient reads a head of any size: it joins each header's pieces by concatenation, which
+    is quadratic (a 16 MiB header line took 9 s of CPU), and a peer that keeps the socket
+    readable never makes recv wait, so the worker never yields and no deadline can fire. Its parser
+    also reads bytes after a complete answer as a new answer that replaces it (a 204 followed by
+    a smuggled 200 became that 200).
+    """
+
+    def _read_headers(self, pre_buffered: bytes = b"") -> None:
+        del pre_buffered  # open() never reads ahead of the response
+        sock = self._sock
+        assert sock is not None
+        room = MAX_RESPONSE_HEAD_BYTES
+        try:
+            while True:
+                if room <= 0:
+                    raise ResponseHeadTooLarge(f"status line and headers past {MAX_RESPONSE_HEAD_BYTES} bytes")
+                # Never asks past the cap, so a head of exactly the cap passes and one byte more does not.
+                data = sock.recv(min(self.block_size, room))
+                if not data:
+                    raise HTTPConnectionClosed("connection closed before the end of the headers")
+                room -= len(data)
+                self.feed(data)
+                if self.headers_complete and self.get_code() >= 200:  # interim 1xx answers come first
+                    return
+                # recv returns at once while bytes keep arriving; yield so the deadline and other
+                # greenlets run while a long head streams in.
+                gevent.sleep(0)
+        except BaseException:
+            self.release()  # the head did not complete, so this closes the socket
+            raise
+
+    def feed(self, data: str | bytes) -> None:
+        try:
+            super().feed(data)
+        except _BytesAfterTheEnd:
+            # Whatever the endpoint meant by them, the connection is out of step: close it on release.
+            self._trailing_data_dropped = True
+
+    def _on_message_begin(self) -> None:
+        if self.message_complete and self.get_code() >= 200:
+            raise _BytesAfterTheEnd
+        super()._on_message_begin()
+
+    def _on_message_complete(self) -> None:
+        # HTTPSocketResponse would hand the socket back to its pool from inside feed(), before the
+        # bytes fed after the answer's end are seen; release() decides once they have been.
+        super(HTTPSocketResponse, self)._on_message_complete()
 
 
 @lru_cache(maxsize=4)
@@ -126,7 +194,7 @@ class GuardedClient:
             self._pools.move_to_end(key)
         return pool
 
-    def open(self, request: BuiltRequest, authorization: str) -> HTTPSocketPoolResponse:
+    def open(self, request: BuiltRequest, authorization: str) -> GuardedResponse:
         """Send `request` and return the response with its headers read and its body still unread.
 
         The caller must `release()` it: after a complete read the socket goes back to its pool,
@@ -158,7 +226,7 @@ class GuardedClient:
             pool.release_socket(sock)
             raise
         # Reads the status line and headers; on any failure it closes the socket itself.
-        return HTTPSocketPoolResponse(sock, pool, block_size=CHUNK_BYTES, method=request.method)
+        return GuardedResponse(sock, pool, block_size=CHUNK_BYTES, method=request.method)
 
     def close(self) -> None:
         """Close every pool's idle sockets (sockets in use close when released)."""

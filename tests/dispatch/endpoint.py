@@ -61,6 +61,8 @@ class Endpoint:
     ssl_context: ssl.SSLContext | None = None
     received: list[Received] = field(default_factory=list)
     connections: int = 0
+    closed: int = 0  # connections this side has closed
+    after_end_sent: int = 0  # times /after-end finished sending its extra bytes
     bomb: bytes = b""
     server_names: list[str | None] = field(default_factory=list)  # SNI, for TLS endpoints
 
@@ -102,6 +104,7 @@ class Endpoint:
         finally:
             reader.close()
             sock.close()
+            self.closed += 1
 
     def _route(self, sock: socket.socket, request: Received) -> bool:
         """Answer one request; False closes the connection afterwards."""
@@ -237,8 +240,81 @@ def _set_cookie(ep, sock, request):
     return True
 
 
+def _head_bytes(ep, sock, request, size):
+    """A head of exactly `size` bytes (status line to the blank line), sent in pieces, then "ok"."""
+    start, end = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-Pad: ", b"\r\n\r\n"
+    head = start + b"p" * (int(size) - len(start) - len(end)) + end
+    for at in range(0, len(head), 1000):
+        sock.sendall(head[at:at + 1000])
+        gevent.sleep(0)  # so the head arrives over several reads
+    sock.sendall(b"ok")
+    return True
+
+
+def _long_header(ep, sock, request, size):
+    """One header line of `size` bytes, then a proper end; the client should hang up long before."""
+    sock.sendall(b"HTTP/1.1 200 OK\r\nX-Long: ")
+    for _ in range(int(size) // len(_BLOCK)):
+        sock.sendall(_BLOCK)
+    sock.sendall(b"\r\nContent-Length: 2\r\n\r\nok")
+    return True
+
+
+def _endless_headers(ep, sock, request):
+    """8 KB header lines that never end, up to a gigabyte, until the client hangs up."""
+    line = b"X-More: " + b"m" * 8_182 + b"\r\n"
+    sock.sendall(b"HTTP/1.1 200 OK\r\n")
+    for _ in range(GIB // len(line)):
+        sock.sendall(line)
+    return False
+
+
+#: What /after-end sends after a complete answer: a whole second response, as a smuggler would.
+SMUGGLED = b"HTTP/1.1 404 Not Found\r\nContent-Length: 6\r\n\r\npoison"
+
+
+def _after_end(ep, sock, request, status, when):
+    """A complete answer (bodiless for 204, 304 and HEAD), then SMUGGLED in the same write or a moment later."""
+    bodiless = int(status) in (204, 304) or request.method == "HEAD"
+    answer = f"HTTP/1.1 {status} {HTTPStatus(int(status)).phrase}\r\n".encode()
+    answer += b"\r\n" if int(status) in (204, 304) else b"Content-Length: 2\r\n\r\n"
+    answer += b"" if bodiless else b"ok"
+    if when == "with-the-answer":
+        sock.sendall(answer + SMUGGLED)
+    else:
+        sock.sendall(answer)
+        gevent.sleep(0.05)
+        sock.sendall(SMUGGLED)
+    ep.after_end_sent += 1
+    return True
+
+
+def _interim(ep, sock, request):
+    sock.sendall(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </style.css>\r\n\r\n")
+    _respond(sock, 200, b"final")
+    return True
+
+
+def _drip_head(ep, sock, request):
+    sock.sendall(b"HTTP/1.1 200 OK\r\n")
+    for _ in range(100):
+        sock.sendall(b"X-Slow: 1\r\n")
+        gevent.sleep(0.1)
+    return False
+
+
+def _hang_up(ep, sock, request, when):
+    """Answer with the connection kept alive, then close it: at once, or on the next request unanswered."""
+    _respond(sock, 200, b"ok")
+    if when == "next-request":
+        sock.recv(65_536)  # the client sends it only after reading the answer, so nothing is buffered
+    return False
+
+
 _ROUTES: dict[str, Callable[..., bool]] = {
     "text": _text, "empty": _empty, "chars": _chars, "chunked-chars": _chunked_chars,
     "gzip-chars": _gzip_chars, "charset": _charset, "huge": _huge, "bomb": _bomb, "drip": _drip,
     "sleep": _sleep, "redirect": _redirect, "cut": _cut, "echo": _echo, "set-cookie": _set_cookie,
+    "head-bytes": _head_bytes, "long-header": _long_header, "endless-headers": _endless_headers,
+    "after-end": _after_end, "interim": _interim, "drip-head": _drip_head, "hang-up": _hang_up,
 }

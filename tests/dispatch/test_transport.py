@@ -1,8 +1,12 @@
 """What comes back from a real endpoint, judged into outcomes: every kind and every boundary."""
+import time
+
+import gevent
 import pytest
 
 from service.dispatch import BuiltRequest, send
-from service.limits import RESPONSE_CAP_CHARS
+from service.dispatch.transport import client_for
+from service.limits import MAX_RESPONSE_HEAD_BYTES, RESPONSE_CAP_CHARS
 
 MIB = 1024
 
@@ -143,4 +147,105 @@ def test_connections_are_reused_until_one_is_cut_off(fresh_endpoint, fresh_guard
     assert get(fresh_endpoint, fresh_guard, "/text/404/no").kind == "refused"
     assert get(fresh_endpoint, fresh_guard, "/text/200/ok").output == "ok"
     # The cut-off gigabyte's connection was discarded; the refused one (read to its end) was kept.
+    assert fresh_endpoint.connections == 2
+
+
+# -- the response head: capped, under the deadline, never stalling the worker ------------------
+
+
+@pytest.mark.parametrize("size, kind, output", [
+    (MAX_RESPONSE_HEAD_BYTES, None, "ok"),
+    (MAX_RESPONSE_HEAD_BYTES + 1, "transport-error", None),
+])
+def test_a_head_of_exactly_the_cap_passes_and_one_byte_more_fails(endpoint, loopback_guard, size, kind, output):
+    outcome = get(endpoint, loopback_guard, f"/head-bytes/{size}")
+    assert (outcome.kind, outcome.output) == (kind, output)
+    if kind:
+        assert "ResponseHeadTooLarge" in outcome.detail
+
+
+def test_a_16_mib_header_line_fails_at_once_without_stalling_other_greenlets(fresh_endpoint, fresh_guard):
+    gaps = []
+
+    def heartbeat():
+        last = time.monotonic()
+        while True:
+            gevent.sleep(0.005)
+            gaps.append(time.monotonic() - last)
+            last = time.monotonic()
+
+    beat = gevent.spawn(heartbeat)
+    gevent.sleep(0.02)
+    try:
+        outcome = get(fresh_endpoint, fresh_guard, f"/long-header/{16 * 1024 * 1024}", deadline=5)
+    finally:
+        beat.kill()
+    assert outcome.kind == "transport-error" and "ResponseHeadTooLarge" in outcome.detail
+    assert outcome.latency_ms < 1_000  # the cap ended it, not the deadline
+    assert gaps and max(gaps) < 0.2
+
+
+def test_endless_header_lines_fail_at_the_cap_with_bounded_memory(fresh_endpoint, fresh_guard):
+    before = rss_kib()
+    outcome = get(fresh_endpoint, fresh_guard, "/endless-headers", deadline=5)
+    assert outcome.kind == "transport-error" and "ResponseHeadTooLarge" in outcome.detail
+    assert outcome.latency_ms < 1_000
+    assert rss_kib() - before < 4 * MIB
+
+
+def test_a_head_that_trickles_in_is_cut_off_by_the_deadline(fresh_endpoint, fresh_guard):
+    outcome = get(fresh_endpoint, fresh_guard, "/drip-head", deadline=0.5)
+    assert (outcome.kind, outcome.http_code) == ("timed-out", None)
+    assert outcome.latency_ms < 1_500
+
+
+def test_interim_answers_are_passed_over_to_the_final_one(fresh_endpoint, fresh_guard):
+    for _ in range(2):
+        assert get(fresh_endpoint, fresh_guard, "/interim").output == "final"
+    assert fresh_endpoint.connections == 1
+
+
+# -- which connections go back to the pool ------------------------------------------------------
+
+
+def wait_for(condition, seconds=2.0):
+    with gevent.Timeout(seconds):
+        while not condition():
+            gevent.sleep(0.01)
+
+
+@pytest.mark.parametrize("method, status, expected", [
+    ("GET", 204, (None, 204, "")),
+    ("GET", 304, ("returned-nothing", 304, None)),
+    ("HEAD", 200, (None, 200, "")),
+    ("GET", 200, (None, 200, "ok")),
+])
+@pytest.mark.parametrize("when", ["with-the-answer", "a-moment-later"])
+def test_bytes_after_a_complete_answer_are_neither_that_answer_nor_the_next(fresh_endpoint, fresh_guard, method,
+                                                                              status, expected, when):
+    # What comes after is a whole 404 "poison" response: read as an answer, it would show.
+    url = fresh_endpoint.url(f"/after-end/{status}/{when}")
+    first = send(BuiltRequest(method, url), guard=fresh_guard, authorization="Bearer t")
+    assert (first.kind, first.http_code, first.output) == expected
+    wait_for(lambda: fresh_endpoint.after_end_sent == 1)
+    second = get(fresh_endpoint, fresh_guard, "/text/200/clean")
+    assert (second.kind, second.http_code, second.output) == (None, 200, "clean")
+    assert fresh_endpoint.connections == 2  # the first connection was discarded, not reused
+
+
+def test_a_pooled_connection_the_endpoint_closed_is_not_reused(fresh_endpoint, fresh_guard):
+    assert get(fresh_endpoint, fresh_guard, "/hang-up/at-once").output == "ok"
+    wait_for(lambda: fresh_endpoint.closed == 1)
+    assert get(fresh_endpoint, fresh_guard, "/text/200/fresh").output == "fresh"
+    assert fresh_endpoint.connections == 2
+
+
+def test_a_connection_closed_instead_of_answering_fails_that_call_and_is_never_reused(fresh_endpoint, fresh_guard):
+    assert get(fresh_endpoint, fresh_guard, "/hang-up/next-request").output == "ok"
+    dropped = get(fresh_endpoint, fresh_guard, "/text/200/dropped")
+    assert dropped.kind == "transport-error" and "HTTPConnectionClosed" in dropped.detail
+    # Not retried (docs/decisions.md: nothing is): the endpoint had the request and may have acted on it.
+    assert fresh_endpoint.connections == 1
+    assert client_for(fresh_guard).pool("http", "127.0.0.1", fresh_endpoint.port)._socket_queue.qsize() == 0
+    assert get(fresh_endpoint, fresh_guard, "/text/200/fresh").output == "fresh"
     assert fresh_endpoint.connections == 2
