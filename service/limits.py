@@ -31,6 +31,11 @@ CLOCK_SKEW_SECONDS = 5
 #: How many calls of one step run at once; a step larger than this queues the rest.
 STEP_POOL_SIZE = 500
 
+#: Sockets one process keeps open to one tool host at once, shared by every step's calls to it. Above any
+#: organization's share of calls in flight, so a thousand waiting steps on one slow host are not queued behind
+#: each other into the deadline; bounded, so one host cannot take every file a process may open.
+MAX_CONNECTIONS_PER_HOST = 4_096
+
 #: How many calls one model step may ask for.
 MAX_CALLS_PER_STEP = 500
 

@@ -40,7 +40,7 @@ from service.dispatch.build import BuiltRequest
 from service.dispatch.guard import AddressGuard
 from service.dispatch.reading import CHUNK_BYTES
 from service.dispatch.session import DEFAULT_HEADERS, HOST_POOLS, ca_bundle
-from service.limits import CALL_DEADLINE_SECONDS, MAX_RESPONSE_HEAD_BYTES, STEP_POOL_SIZE
+from service.limits import CALL_DEADLINE_SECONDS, MAX_CONNECTIONS_PER_HOST, MAX_RESPONSE_HEAD_BYTES
 
 #: What a request target may hold unencoded, as requests requotes it: build.py has already
 #: percent-encoded every model value, so this only touches a definition's own literal text.
@@ -177,7 +177,7 @@ class GuardedPool(ConnectionPool):
 class GuardedClient:
     """Pools of connections per host (the least recently used evicted past HOST_POOLS), all guarded."""
 
-    def __init__(self, guard: AddressGuard, pool_size: int = STEP_POOL_SIZE) -> None:
+    def __init__(self, guard: AddressGuard, pool_size: int = MAX_CONNECTIONS_PER_HOST) -> None:
         self.guard = guard
         self.pool_size = pool_size
         self._pools: OrderedDict[tuple[str, str, int], GuardedPool] = OrderedDict()
