@@ -5,7 +5,7 @@ from .runs import (
     Dispatcher,
     ModelCall,
     get_conversation,
-    get_turn,
+    get_conversation_turn,
     offered_tools,
     open_conversation,
     parse_calls,

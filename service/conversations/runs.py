@@ -8,11 +8,13 @@ from __future__ import annotations
 import json
 import secrets
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Sequence
 
 from ..config import Config
-from ..database import released
+from ..database import generation, released
 from ..dispatch import INVALID_ARGUMENTS, UNKNOWN_TOOL, AddressGuard, CallOutcome, call_tool, run_step
 from ..errors import ServiceError, Violation, not_found
 from ..keys import mint_assertion, new_turn_id
@@ -59,6 +61,47 @@ def get_conversation(session: Session, conversation_id: str) -> Conversation:
     return conversation
 
 
+#: Conversations and turns never change once made, so a step's check that the turn belongs to the session's
+#: conversation is remembered: (database binding, conversation id, turn id) → the conversation.
+_known_turns: OrderedDict[tuple[int, str, str], Conversation] = OrderedDict()
+MAX_KNOWN_TURNS = 10_000
+
+
+def get_conversation_turn(session: Session, conversation_id: str, turn_id: str) -> tuple[Conversation, Turn]:
+    """The session's conversation and its turn, in one statement (or none, once known); 404 for anyone else's."""
+    key = (generation(), conversation_id, turn_id)
+    conversation = _known_turns.get(key)
+    if conversation is None:
+        conversation, turn_found = _read_conversation_turn(session, conversation_id, turn_id)
+        if not turn_found:
+            raise not_found("turn")
+        _known_turns[key] = conversation
+        if len(_known_turns) > MAX_KNOWN_TURNS:
+            _known_turns.popitem(last=False)
+    elif conversation.organization_id != session.organization.id or conversation.subject != session.subject:
+        raise not_found("conversation")
+    return conversation, Turn(id=turn_id, conversation=conversation)
+
+
+def _read_conversation_turn(session: Session, conversation_id: str, turn_id: str) -> tuple[Conversation, bool]:
+    database = Conversation._meta.database
+    row = database.execute_sql(_conversation_turn_sql(database.param),
+                               (turn_id, conversation_id, session.organization.id, session.subject)).fetchone()
+    if row is None:
+        raise not_found("conversation")
+    fields = Conversation._meta.sorted_fields
+    conversation = Conversation(**{f.name: f.python_value(v) for f, v in zip(fields, row)})
+    return conversation, row[len(fields)] is not None
+
+
+@lru_cache(maxsize=2)
+def _conversation_turn_sql(param: str) -> str:
+    columns = ", ".join(f"c.{f.column_name}" for f in Conversation._meta.sorted_fields)
+    return (f"SELECT {columns}, t.id FROM conversation c "
+            f"LEFT JOIN turn t ON t.conversation_id = c.id AND t.id = {param} "
+            f"WHERE c.id = {param} AND c.organization_id = {param} AND c.subject = {param}")
+
+
 def conversation_tools(conversation: Conversation) -> list[PinnedTool]:
     # By id: a published version's tools are cached, so reading its row (or the project's) is only needed for a
     # conversation on the project's draft.
@@ -95,13 +138,6 @@ def open_conversation(session: Session, project_name: Any, version: Any, dispatc
 def start_turn(conversation: Conversation) -> Turn:
     """A new turn with a random id (not a counter)."""
     return Turn.create(id=new_turn_id(), conversation=conversation, created_at=now())
-
-
-def get_turn(conversation: Conversation, turn_id: str) -> Turn:
-    turn = Turn.get_or_none(Turn.id == turn_id, Turn.conversation == conversation)
-    if turn is None:
-        raise not_found("turn")
-    return turn
 
 
 def parse_calls(data: Any) -> list[ModelCall]:
@@ -189,13 +225,18 @@ CALL_RECORD_COLUMNS = ("organization", "conversation_id", "turn", "tool", "tool_
 
 
 def _insert_call_records(rows: list[dict[str, Any]]) -> None:
-    """One prepared INSERT run for every row: peewee's insert_many builds SQL per row, ~250 µs each (bench/)."""
+    """All of a step's records in one multi-row INSERT: one statement, so one round trip and atomic on its own
+    (peewee's insert_many builds SQL per row, ~250 µs each: bench/)."""
     database = CallRecord._meta.database
+    database.execute_sql(_call_records_sql(len(rows), database.param),
+                         [row[c] for row in rows for c in CALL_RECORD_COLUMNS])
+
+
+@lru_cache(maxsize=64)
+def _call_records_sql(count: int, param: str) -> str:
     columns = ", ".join("organization_id" if c == "organization" else c for c in CALL_RECORD_COLUMNS)
-    placeholders = ", ".join([database.param] * len(CALL_RECORD_COLUMNS))
-    sql = f"INSERT INTO call_record ({columns}) VALUES ({placeholders})"
-    with database.atomic():  # a short transaction of its own, after the wait
-        database.cursor().executemany(sql, [tuple(row[c] for c in CALL_RECORD_COLUMNS) for row in rows])
+    values = "(" + ", ".join([param] * len(CALL_RECORD_COLUMNS)) + ")"
+    return f"INSERT INTO call_record ({columns}) VALUES " + ", ".join([values] * count)
 
 
 def _record(session, conversation_id, turn, calls, tools, outcomes, jtis, session_start) -> None:

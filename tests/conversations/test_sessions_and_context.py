@@ -68,6 +68,28 @@ def test_a_conversation_is_visible_only_to_its_subject(service, backend):
         assert service.as_session(method, path, bob).status_code == 404
 
 
+def test_a_step_answers_only_the_subject_whose_conversation_and_turn_it_names(service, backend):
+    publish_project(service, [tool("search", backend + "/tools/search/echo")])
+    alice = Conversation(service, service.session_token("alice"))
+    turn = alice.turn()
+    other_turn = Conversation(service, service.session_token("alice")).turn()
+    alice.step(turn, ("search", {}))  # the conversation and turn are now known to the service, and remembered
+    bob = service.session_token("bob")
+    body = {"calls": [{"id": "1", "name": "search", "arguments": {}}]}
+
+    def step(conversation, turn_id, token):
+        return service.as_session("POST", f"/v1/conversations/{conversation}/turns/{turn_id}/steps", token,
+                                  json=body)
+
+    refused = {"bob": step(alice.id, turn, bob), "a turn of another conversation": step(alice.id, other_turn,
+                                                                                         alice.token),
+               "no such conversation": step("nope", turn, alice.token)}
+    assert {k: (r.status_code, r.json()["message"]) for k, r in refused.items()} == {
+        "bob": (404, "No such conversation."), "a turn of another conversation": (404, "No such turn."),
+        "no such conversation": (404, "No such conversation.")}
+    assert step(alice.id, turn, alice.token).status_code == 200
+
+
 def test_expired_or_forged_session_tokens_are_401(service, backend):
     publish_project(service, [tool("search", backend + "/tools/search/echo")])
     expired = service.session_token("alice", ttl=1)

@@ -16,7 +16,7 @@ from ...conversations import (
     TurnLimits,
     authenticate_session,
     get_conversation,
-    get_turn,
+    get_conversation_turn,
     history,
     offered_tools,
     open_conversation,
@@ -136,8 +136,7 @@ class StepViews(MethodView):
     def post(self, conversation_id, turn_id):
         """Run one model step: every call in parallel, results in the calls' order"""
         session = current_session()
-        conversation = get_conversation(session, conversation_id)
-        turn = get_turn(conversation, turn_id)
+        conversation, turn = get_conversation_turn(session, conversation_id, turn_id)
         calls = parse_calls(json_body())
         return jsonify({"results": run_model_step(session, conversation, turn, calls, dispatcher())})
 
