@@ -16,12 +16,12 @@ from contextlib import contextmanager
 from typing import Callable, Iterator, TypeVar
 from urllib.parse import parse_qsl, urlparse
 
-from gevent import monkey
 from peewee import DatabaseProxy, InterfaceError, OperationalError, PostgresqlDatabase, SqliteDatabase
-from playhouse.pool import MaxConnectionsExceeded, PooledPostgresqlDatabase, PooledSqliteDatabase
+from playhouse.pool import MaxConnectionsExceeded
 
 from .errors import ServiceError, database_unavailable
 from .limits import DATABASE_POOL_SIZE, DATABASE_POOL_WAIT_SECONDS
+from .pool import PooledPostgres, PooledSqlite
 
 log = logging.getLogger(__name__)
 
@@ -33,9 +33,6 @@ CONNECT_TIMEOUT_SECONDS = 3
 RETRY_AFTER_SECONDS = 1
 #: PostgreSQL SQLSTATEs worth running a transaction again for: serialization_failure, deadlock_detected.
 TRANSIENT_SQLSTATES = frozenset({"40001", "40P01"})
-
-# The unpatched select: asking whether an idle socket is readable must not yield to the hub.
-_select = monkey.get_original("select", "select")
 
 #: Grows each time `db` is bound to a database, so caches of immutable rows can key on it (row ids
 #: repeat across databases, e.g. one per test).
@@ -49,57 +46,6 @@ SQLITE_PRAGMAS = {
 }
 
 
-class _ReplacesDeadConnections:
-    """A pool whose checked-out connection, found dead when its first statement or BEGIN runs, is replaced once.
-
-    Only reads and BEGIN are run again: a write outside a transaction may have reached the server before the
-    connection broke, so it fails (503) rather than risk being done twice. Inside a transaction nothing is run
-    again here; the transaction as a whole may be (`retry_transient`).
-    """
-
-    def execute_sql(self, sql, params=None):
-        if self.in_transaction() or not sql.lstrip()[:6].upper() == "SELECT":
-            return super().execute_sql(sql, params)
-        return self._once_more_if_lost(lambda: super(_ReplacesDeadConnections, self).execute_sql(sql, params))
-
-    def begin(self, *args, **kwargs):
-        return self._once_more_if_lost(lambda: super(_ReplacesDeadConnections, self).begin(*args, **kwargs))
-
-    def _once_more_if_lost(self, run):
-        try:
-            return run()
-        except (OperationalError, InterfaceError):
-            if not self._lost():
-                raise
-            log.info("a pooled database connection was found dead; replacing it")
-            self.manual_close()
-            return run()
-
-    def _lost(self) -> bool:
-        conn = None if self.is_closed() else self._state.conn
-        return conn is not None and bool(getattr(conn, "closed", 0))
-
-
-class PooledPostgres(_ReplacesDeadConnections, PooledPostgresqlDatabase):
-    """PostgreSQL's pool, told a dead idle connection without a round trip.
-
-    peewee's own check sends `SELECT 1` on every checkout. An idle connection has nothing to say, so one the
-    server has terminated or closed shows as readable: one non-blocking select instead of a round trip.
-    """
-
-    def _is_closed(self, conn) -> bool:
-        if conn.closed or self._adapter.txn_status(conn) != self._adapter.txn_idle:
-            return True
-        try:
-            return bool(_select([conn.fileno()], [], [], 0.0)[0])
-        except (OSError, ValueError):
-            return True
-
-
-class PooledSqlite(_ReplacesDeadConnections, PooledSqliteDatabase):
-    """SQLite's pool (a file has no connection to lose, but a wait for a free connection is shared)."""
-
-
 def make_database(url: str, *, pooled: bool = True, pool_size: int = DATABASE_POOL_SIZE,
                   pool_wait_seconds: float = DATABASE_POOL_WAIT_SECONDS) -> SqliteDatabase | PostgresqlDatabase:
     """A peewee database for `sqlite:///path` or `postgresql://user@host:port/name[?options=…]`.
@@ -108,8 +54,7 @@ def make_database(url: str, *, pooled: bool = True, pool_size: int = DATABASE_PO
     for one before `MaxConnectionsExceeded` (a 503).
     """
     parsed = urlparse(url)
-    # peewee reads a wait of 0 as "forever"; the smallest wait it can express stands in for "do not wait".
-    pool = {"max_connections": pool_size, "stale_timeout": 300, "timeout": max(pool_wait_seconds, 0.001)}
+    pool = {"max_connections": pool_size, "wait_seconds": pool_wait_seconds}
     if parsed.scheme == "sqlite":
         path = parsed.path[1:] if parsed.path.startswith("/") else parsed.path
         if pooled and path and path != ":memory:":
@@ -217,6 +162,11 @@ def released() -> Iterator[None]:
     if not database.is_closed():
         database.close()
     yield
+
+
+def connect() -> None:
+    """Take this request's connection from the pool now (waiting up to the pool's wait), if it holds none."""
+    db.obj.connect(reuse_if_open=True)
 
 
 def release() -> None:

@@ -163,14 +163,22 @@ def post():
         headers = {"WWW-Authenticate": 'Bearer realm="toolgate"'} if error.status == 401 else {}
         return _json(error.to_message(), error.status, headers)
     except UNAVAILABLE as failure:
-        current_app.logger.warning("the database could not serve an MCP request: %s: %s",
-                                   type(failure).__name__, failure)
-        refusal = unavailable_error()
-        message = protocol.error_message(None, SERVER_UNAVAILABLE, refusal.message, refusal.to_dict())
-        return _json(message, refusal.status, {"Retry-After": str(refusal.retry_after)})
+        return database_unavailable(failure)
     except Exception:  # a bug, not a refusal: log it, and still answer in JSON-RPC rather than in the REST shape
         current_app.logger.exception("MCP request failed")
         return _json(protocol.error_message(None, INTERNAL_ERROR, "Internal error."), 500)
+
+
+def database_unavailable(failure: Exception) -> Response:
+    """The database could not serve (even before the request reached its view): a JSON-RPC server error."""
+    current_app.logger.warning("the database could not serve an MCP request: %s: %s", type(failure).__name__, failure)
+    refusal = unavailable_error()
+    message = protocol.error_message(None, SERVER_UNAVAILABLE, refusal.message, refusal.to_dict())
+    return _json(message, refusal.status, {"Retry-After": str(refusal.retry_after)})
+
+
+for _failure in UNAVAILABLE:
+    blp.register_error_handler(_failure, database_unavailable)
 
 
 @blp.route("/mcp", methods=["GET", "DELETE", "PUT", "PATCH"])
