@@ -49,7 +49,7 @@ def fresh_postgres_schema(server_url: str):
     from service.migrations import migrate
 
     schema = f"toolgate_test_{secrets.token_hex(6)}"
-    admin = make_database(POSTGRES_URL, pooled=False)
+    admin = make_database(server_url, pooled=False)
     with admin.connection_context():
         admin.execute_sql(f"CREATE SCHEMA {schema}")
     separator = "&" if "?" in server_url else "?"
