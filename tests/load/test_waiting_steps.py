@@ -1,4 +1,5 @@
 """Steps wait on slow tools without holding a database connection, and each organization keeps to its share."""
+import time
 from dataclasses import replace
 
 import gevent
@@ -69,3 +70,28 @@ def _second_organization(service, slug):
         admin = create_organization_with_keys(service.config, slug)
         minting = create_api_key(get_organization(slug), "backend")
     return replace(service, org=slug, admin_key=admin, agent_key=admin, backend_key=minting)
+
+
+def test_hostile_response_heads_fail_within_the_deadline_while_healthz_answers(tmp_path):
+    from ..dispatch.endpoint import Endpoint
+
+    hostile = Endpoint()
+    try:
+        with live_service(tmp_path) as service:
+            publish_project(service, [tool("huge_header", hostile.url(f"/long-header/{16 * 1024 * 1024}")),
+                                      tool("endless", hostile.url("/endless-headers"))])
+            chat = Conversation(service, service.session_token())
+            step = gevent.spawn(chat.step, chat.turn(), ("huge_header", {}), ("endless", {}))
+            health = []
+            while not step.ready() and len(health) < 500:
+                started = time.monotonic()
+                assert requests.get(service.url + "/healthz", timeout=5).status_code == 200
+                health.append(time.monotonic() - started)
+                gevent.sleep(0.01)
+            results = step.get(timeout=15)
+    finally:
+        hostile.stop()
+
+    assert [r["error"] for r in results] == [{"status": "error", "kind": "transport-error"}] * 2
+    assert max(r["latency_ms"] for r in results) < 10_000  # ended by the head's cap, not the 10 s deadline
+    assert health and max(health) < 0.2  # the worker stayed responsive throughout
