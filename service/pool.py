@@ -7,13 +7,21 @@ refused). Here a returned connection is handed to the longest waiter, and a newc
 """
 from __future__ import annotations
 
+import heapq
 import logging
+import time
 from collections import deque
 
 import gevent.event
 from gevent import monkey
-from peewee import InterfaceError, OperationalError
-from playhouse.pool import MaxConnectionsExceeded, PooledPostgresqlDatabase, PooledSqliteDatabase
+from peewee import InterfaceError, OperationalError, __exception_wrapper__
+from playhouse.pool import (
+    MaxConnectionsExceeded,
+    PoolConnection,
+    PooledDatabase,
+    PooledPostgresqlDatabase,
+    PooledSqliteDatabase,
+)
 
 log = logging.getLogger(__name__)
 
@@ -70,10 +78,36 @@ class _Pool:
             return super().connect(reuse_if_open)  # peewee's answer: reuse, or "already opened"
         self._checkouts.take(self._wait_seconds)
         try:
-            return super().connect(reuse_if_open)
+            # peewee's connect holds the database-wide lock while it opens a connection, and its pool its own lock
+            # too: one slow PostgreSQL connect (a backend forked, authenticated) then stalls every checkout and
+            # check-in of the process. The connection state is this greenlet's own and the checkouts bound how
+            # many are out, so only the pool's bookkeeping is locked here, never the opening.
+            self._state.reset()
+            with __exception_wrapper__:
+                self._state.set_connection(self._connect())
+                if self.server_version is None:
+                    self._set_server_version(self._state.conn)
+                self._initialize_connection(self._state.conn)
+            return True
         except BaseException:
             self._checkouts.give_back()
             raise
+
+    def _connect(self):
+        with self._pool_lock:
+            while self._connections:
+                timestamp, _, conn = heapq.heappop(self._connections)
+                if self._is_closed(conn):
+                    continue
+                if self._is_stale(timestamp):
+                    self._close_raw(conn)
+                    continue
+                self._in_use[self.conn_key(conn)] = PoolConnection(timestamp, conn, time.time())
+                return conn
+        conn = super(PooledDatabase, self)._connect()  # the engine's own connect, outside every lock
+        with self._pool_lock:
+            self._in_use[self.conn_key(conn)] = PoolConnection(time.time(), conn, time.time())
+        return conn
 
     def close(self) -> bool:
         held = not self.is_closed()

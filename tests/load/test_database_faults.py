@@ -99,8 +99,9 @@ def test_connections_cut_mid_burst_lose_no_acknowledged_write_and_answer_no_500(
     def register(i):
         return service.api("POST", "/v1/tools", json=tool(f"burst_{i}", "https://api.example.com/x"))
 
-    writers = [gevent.spawn(register, i) for i in range(BURST)]
-    for _ in range(10):  # cut every connection, again and again, while the writes are under way
+    # Writes arrive over 0.6 s; every connection is cut again and again during the first 0.2 s of it.
+    writers = [gevent.spawn_later(i * 0.01, register, i) for i in range(BURST)]
+    for _ in range(10):
         gevent.sleep(0.02)
         proxy.cut()
     gevent.joinall(writers, timeout=60, raise_error=True)
