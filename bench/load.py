@@ -287,9 +287,9 @@ def run(sizes: tuple[int, ...], databases: tuple[str, ...], tool_seconds: float,
          "wall s (last success)", "/healthz p50 / p99 ms", "/healthz samples (failed)", "peak RSS MiB (before)",
          "platform CPU s", "generator CPU s", "load avg"], rows))
 
-    limit = ("CPU: a burst's steps are handled on one core at about 2 ms each (SQLite) and 3 ms (PostgreSQL), so "
-             "the last of 1,000 starts its call 2-3 s in and /healthz waits its turn behind that queue; on "
-             "PostgreSQL the steps at the back wait past the pool's 2 s (503, Retry-After)")
+    limit = ("CPU: a burst's steps are handled on one core at about 2.3 ms each, so the last of 1,000 starts its "
+             "call about 2 s in and /healthz waits its turn behind that queue; past that on PostgreSQL the steps at "
+             "the back wait longer than the pool's 2 s (503, Retry-After)")
     for engine in databases:
         by_n = results.get(engine, {})
         label = "SQLite" if engine == "sqlite" else "PostgreSQL"
