@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import json
 import os
-import resource
 import secrets
 import subprocess
 import sys
@@ -34,6 +33,7 @@ import requests
 from bench.common import (PYTHON, ROOT, Platform, Report, cpu_seconds, endpoint, json_arg, machine, median, memory_kib,
                           p99, platform, reset_peak_memory, shared_tool, table)
 from bench.endpoint import FAST_BODY
+from service.server import raise_open_files
 
 COMMAND = "python -m bench.load"
 SIZES = (100, 500, 1_000, 2_000)
@@ -59,14 +59,6 @@ EXPECTED_OUTPUT = FAST_BODY.decode()
 GOAL_N = 1_000
 GOAL_WALL_SECONDS = 7.0
 GOAL_HEALTH_P99_SECONDS = 0.100
-
-
-def raise_open_files() -> None:
-    """Raise this process's soft RLIMIT_NOFILE towards OPEN_FILES (children inherit it)."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    want = OPEN_FILES if hard == resource.RLIM_INFINITY else min(OPEN_FILES, hard)
-    if soft != resource.RLIM_INFINITY and soft < want:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
 
 
 # ---------------------------------------------------------------- the load generator (its own process)
@@ -125,7 +117,7 @@ async def burst(steps: list[list[str]], body: dict[str, Any]) -> dict[str, Any]:
 
 def generate() -> int:
     """`--generate`: read {"steps": [[url, token]…], "body"} on stdin, print `go`, the burst, then its outcome."""
-    raise_open_files()
+    raise_open_files(OPEN_FILES)
     job = json.loads(sys.stdin.read())
     print(json.dumps(asyncio.run(burst(job["steps"], job["body"]))), flush=True)
     return 0
@@ -250,7 +242,7 @@ def fivexx(f: dict[str, Any]) -> int:
 
 def run(sizes: tuple[int, ...], databases: tuple[str, ...], tool_seconds: float, postgres_url: str,
         command: str) -> Report:
-    raise_open_files()
+    raise_open_files(OPEN_FILES)
     report = Report("load", f"Load: N concurrent {tool_seconds:g}-second steps on one worker", command)
     results: dict[str, dict[int, dict[str, Any]]] = {}
     skipped: dict[str, str] = {}

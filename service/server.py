@@ -31,7 +31,7 @@ def tune_hub() -> None:
     pool = gevent.get_hub().threadpool
     if pool.maxsize < RESOLVER_THREADS:
         pool.maxsize = RESOLVER_THREADS
-    _raise_open_files()
+    raise_open_files()
 
 
 #: Open files the process asks for: every waiting step holds its client's socket and its calls' sockets. The soft
@@ -39,9 +39,10 @@ def tune_hub() -> None:
 OPEN_FILES = 65_536
 
 
-def _raise_open_files() -> None:
+def raise_open_files(want: int = OPEN_FILES) -> None:
+    """Raise this process's soft RLIMIT_NOFILE towards `want`, within the hard limit (children inherit it)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    want = OPEN_FILES if hard == resource.RLIM_INFINITY else min(OPEN_FILES, hard)
+    want = want if hard == resource.RLIM_INFINITY else min(want, hard)
     if soft != resource.RLIM_INFINITY and soft < want:
         resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
 
