@@ -1,12 +1,13 @@
 """The one database handle, initialised from a URL: SQLite by default, PostgreSQL for several instances.
 
-Models bind to `db`, a proxy; `open_database(url)` picks the engine. A request takes a pooled connection at its
-first query and gives it back when it ends, or earlier with `released()` before it waits on the network (a tool
-call, a model): a connection is held only while the database itself is being asked something, so an instance's
+Models bind to `db`, a proxy; `open_database(url)` picks the engine and its pool (`service.pool`). A request takes
+a connection when it starts (`connect()`) and gives it back when it ends (`release()`), or earlier with `released()`
+before it waits on the network (a tool call, a model): no connection is held across such a wait, so an instance's
 capacity for waiting steps is not its pool size.
 
 Every way the database can fail to serve (unreachable, connection lost, pool exhausted, a serialization failure or
-deadlock) is named once here by `unavailable()`, which the app maps to 503 `database-unavailable`.
+deadlock) is named once here, `UNAVAILABLE`, and answered by every surface with `unavailable_error()`: 503
+`database-unavailable` with Retry-After.
 """
 from __future__ import annotations
 

@@ -46,8 +46,15 @@ class Checkouts:
             return
         turn = gevent.event.Event()
         self._waiters.append(turn)
-        if turn.wait(wait_seconds) or turn.is_set():  # handed over, possibly just as the wait ran out
-            return
+        try:
+            if turn.wait(wait_seconds) or turn.is_set():  # handed over, possibly just as the wait ran out
+                return
+        except BaseException:  # interrupted while waiting (killed, an outer timeout): leak no checkout
+            if turn.is_set():
+                self.give_back()
+            else:
+                self._waiters.remove(turn)
+            raise
         self._waiters.remove(turn)
         raise MaxConnectionsExceeded(f"no database connection came free within {wait_seconds:g} s")
 
@@ -97,10 +104,8 @@ class _Pool:
         with self._pool_lock:
             while self._connections:
                 timestamp, _, conn = heapq.heappop(self._connections)
-                if self._is_closed(conn):
-                    continue
-                if self._is_stale(timestamp):
-                    self._close_raw(conn)
+                if self._is_closed(conn) or self._is_stale(timestamp):
+                    self._close_raw(conn)  # a dead one too: the server's goodbye may have left its socket open
                     continue
                 self._in_use[self.conn_key(conn)] = PoolConnection(timestamp, conn, time.time())
                 return conn

@@ -95,3 +95,20 @@ def test_hostile_response_heads_fail_within_the_deadline_while_healthz_answers(t
     assert [r["error"] for r in results] == [{"status": "error", "kind": "transport-error"}] * 2
     assert max(r["latency_ms"] for r in results) < 10_000  # ended by the head's cap, not the 10 s deadline
     assert health and max(health) < 0.2  # the worker stayed responsive throughout
+
+
+def test_a_checkout_waiter_that_is_interrupted_leaks_no_checkout():
+    from playhouse.pool import MaxConnectionsExceeded
+
+    from service.pool import Checkouts
+
+    checkouts = Checkouts(1)
+    checkouts.take(0)
+    interrupted = gevent.spawn(checkouts.take, 5)
+    gevent.sleep(0.01)
+    interrupted.kill()  # killed while waiting in line
+    refused = gevent.spawn(checkouts.take, 0.05)
+    gevent.joinall([refused])
+    checkouts.give_back()
+    checkouts.take(0)  # the one checkout is free again: nobody dead holds it
+    assert isinstance(refused.exception, MaxConnectionsExceeded) and checkouts.free == 0
