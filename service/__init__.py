@@ -37,8 +37,9 @@ def create_app(config: Config | None = None) -> "Flask":
     # A request takes its pooled connection before its work starts and gives it back here, or earlier, before
     # any wait on the network (database.released). Taking it first makes the pool an admission gate: under a
     # burst, requests wait for a connection before spending CPU, so the few that hold one are scheduled promptly
-    # and hand it back (measured: bench/load.py on PostgreSQL). Liveness, metrics and static files take none.
-    app.before_request(lambda: None if request.endpoint in WITHOUT_DATABASE else connect())
+    # and hand it back (measured: bench/load.py on PostgreSQL). Liveness, metrics, static files and a path that
+    # matches no route take none.
+    app.before_request(lambda: None if request.endpoint in WITHOUT_DATABASE or request.endpoint is None else connect())
     app.teardown_request(lambda _exc: release())
 
     from .conversations import CallSlots, Dispatcher

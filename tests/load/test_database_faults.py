@@ -146,3 +146,13 @@ def _race(publish, *projects):
     racers = [gevent.spawn(attempt, project) for project in projects]
     gevent.joinall(racers, raise_error=True)
     return [r.value for r in racers]
+
+
+def test_without_a_database_a_path_that_matches_nothing_is_still_404(proxied):
+    service, proxy = proxied
+    proxy.down()
+    try:
+        assert requests.get(service.url + "/no/such/page", timeout=10).status_code == 404
+        assert requests.get(service.url + "/metrics", timeout=10).status_code == 200
+    finally:
+        proxy.up()
