@@ -6,7 +6,12 @@ from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 # Only plain modules here: `service` is imported (through this) before an entry point's gevent patching.
-from .limits import DATABASE_POOL_SIZE, DATABASE_POOL_WAIT_SECONDS, DEFAULT_CALLS_IN_FLIGHT_PER_ORG
+from .limits import (
+    CALL_DEADLINE_SECONDS,
+    DATABASE_POOL_SIZE,
+    DATABASE_POOL_WAIT_SECONDS,
+    DEFAULT_CALLS_IN_FLIGHT_PER_ORG,
+)
 
 DEFAULT_DATABASE_URL = "sqlite:///toolgate.db"
 DEFAULT_PUBLIC_URL = "http://127.0.0.1:8080"
@@ -36,6 +41,9 @@ class Config:
     #: Database connections one process keeps, and how long a request waits for a free one before a 503.
     database_pool_size: int = DATABASE_POOL_SIZE
     database_pool_wait_seconds: float = DATABASE_POOL_WAIT_SECONDS
+    #: How long a tool call may take: the spec's ten seconds. Not read from the environment; a test gives a shorter
+    #: one so that timeouts are proven in about a second (one end-to-end test keeps the real ten).
+    call_deadline_seconds: float = CALL_DEADLINE_SECONDS
     #: Tool calls one organization may have in flight in one process; past it a step answers 429.
     max_calls_in_flight_per_org: int = DEFAULT_CALLS_IN_FLIGHT_PER_ORG
     #: Extra Flask settings (tests use this for TESTING and the like).

@@ -208,7 +208,7 @@ def _dispatch(session: Session, turn: str, calls: Sequence[ModelCall], tools: di
             return signed[index]
 
         return lambda: call_tool(tool.compiled, arguments, subject=session.subject, guard=dispatcher.guard,
-                                 sign=sign)
+                                 sign=sign, deadline=config.call_deadline_seconds)
 
     thunks = [thunk(i, c) for i, c in enumerate(calls)]
     # The connection goes back to the pool for the calls' whole wait; recording takes one again.

@@ -1,19 +1,20 @@
-"""A call that times out inside a turn, through both adapters at once (one wait on the ten-second deadline),
-and a turn watched as server-sent events."""
+"""A call that times out inside a turn, through both adapters at once (on a one-second deadline, injected), and a
+turn watched as server-sent events."""
 from __future__ import annotations
 
 import json
 
 import gevent
 
-from service.limits import CALL_DEADLINE_SECONDS
-
 from .conftest import PROVIDERS, shop_tools, slow, turn_platform
 
 
+DEADLINE = 1.0
+
+
 def test_a_call_that_times_out_fails_alone_and_the_turn_goes_on(tmp_path):
-    with turn_platform(tmp_path, providers=PROVIDERS) as platform:
-        stuck = slow("stuck", CALL_DEADLINE_SECONDS + 2, platform.backend)
+    with turn_platform(tmp_path, providers=PROVIDERS, call_deadline_seconds=DEADLINE) as platform:
+        stuck = slow("stuck", DEADLINE + 0.5, platform.backend)
         platform.publish([stuck, slow("quick", 0, platform.backend)])
         chats = {}
         for provider in PROVIDERS:
@@ -25,13 +26,13 @@ def test_a_call_that_times_out_fails_alone_and_the_turn_goes_on(tmp_path):
 
         # Both turns wait on the call deadline together, not one after the other.
         turns = {provider: gevent.spawn(chat.send, "Check both") for provider, chat in chats.items()}
-        gevent.joinall(list(turns.values()), timeout=CALL_DEADLINE_SECONDS + 20, raise_error=True)
+        gevent.joinall(list(turns.values()), timeout=DEADLINE + 20, raise_error=True)
 
         for provider, greenlet in turns.items():
             result = greenlet.value
             assert result["reply"] == "The slow one did not answer in time.", provider
             timed_out, quick = result["steps"][0]["results"]
-            assert timed_out.pop("latency_ms") >= CALL_DEADLINE_SECONDS * 1000 - 100  # held to the deadline
+            assert timed_out.pop("latency_ms") >= DEADLINE * 1000 - 100  # held to the deadline
             assert timed_out == {"id": "s", "name": "stuck", "error": {"status": "error", "kind": "timed-out"}}
             assert json.loads(quick["output"]) == {"slept": 0.0}
             given = json.dumps(platform.models[provider].bodies()[-1]["messages"])
