@@ -14,7 +14,7 @@ from ..ops import audit
 
 ROLES = ("admin", "agent", "backend")
 KEY_PREFIX = "tgk"
-SLUG_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
+SLUG_PATTERN = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")  # fullmatch: "$" would let a final "\n" in
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class Principal:
 
 def create_organization(slug: str, algorithm: str = "ES256") -> Organization:
     """A new organization; its signing key is made by `service.keys.store` (see `service.setup`)."""
-    if not SLUG_PATTERN.match(slug or ""):
+    if not SLUG_PATTERN.fullmatch(slug or ""):
         raise ServiceError(422, "invalid", "The slug is invalid.", [Violation(
             "slug", "slug-format",
             "An organization slug uses lower-case letters, digits, and hyphens, and starts with a letter or digit.")])

@@ -18,7 +18,7 @@ from ..ops import audit
 from .rules import check_definition, violation
 from .tools import audit_publish, draft_of, publish_draft_in_transaction, refusal, unique_or
 
-PROJECT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+PROJECT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # fullmatch: "$" would let a final "\n" in
 DRAFT = "draft"
 
 
@@ -35,7 +35,7 @@ def list_projects(organization: Organization) -> list[Project]:
 
 def create_project(organization: Organization, name: Any, actor: str) -> Project:
     """A project with an empty draft version."""
-    if not isinstance(name, str) or not PROJECT_NAME.match(name):
+    if not isinstance(name, str) or not PROJECT_NAME.fullmatch(name):
         raise invalid([Violation("name", "project-name-format",
                                  "A project name uses letters, digits, hyphens, and underscores, "
                                  "and starts with a letter or digit.")])

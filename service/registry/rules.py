@@ -82,8 +82,9 @@ RULES: dict[str, str] = {
     "display-name-format": "A display name is free text of at most 200 characters.",
 }
 
-NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-ENTITLEMENT_PATTERN = re.compile(r"^[\x21-\x7e]+$")
+# Matched with fullmatch: `$` also matches before a final line break, so "x\n" would pass as "x".
+NAME_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+ENTITLEMENT_PATTERN = re.compile(r"[\x21-\x7e]+")
 PLACEHOLDER_PATTERN = re.compile(r"\{([^{}]*)\}")
 
 DEFINITION_FIELDS = {
@@ -114,7 +115,7 @@ def check_definition(data: Any, *, extra_fields: frozenset[str] = frozenset()) -
         found.append(violation(key, "field-unknown"))
 
     name = _string(data, "name", found, required=True, max_chars=limits.MAX_TOOL_NAME_CHARS)
-    if name and not NAME_PATTERN.match(name):
+    if name is not None and not NAME_PATTERN.fullmatch(name):  # "" too: a tool must have a name to be called by
         found.append(violation("name", "name-format"))
     description = _string(data, "description", found, required=False, max_chars=limits.MAX_DESCRIPTION_CHARS)
     if not (description or "").strip() and not _has(found, "description"):
@@ -135,7 +136,7 @@ def check_definition(data: Any, *, extra_fields: frozenset[str] = frozenset()) -
     entitlement = _string(data, "required_entitlement", found, required=False, max_chars=200)
     if entitlement == "":
         entitlement = None
-    if entitlement is not None and not ENTITLEMENT_PATTERN.match(entitlement):
+    if entitlement is not None and not ENTITLEMENT_PATTERN.fullmatch(entitlement):
         found.append(violation("required_entitlement", "entitlement-format"))
 
     raw_parameters = data.get("parameters", [])
@@ -225,7 +226,7 @@ def _check_parameter(i: int, data: Any, found: list[Violation]) -> Parameter | N
     for key in sorted(set(data) - PARAMETER_FIELDS):
         found.append(violation(f"{prefix}.{key}", "field-unknown"))
     name = _string(data, "name", found, required=True, prefix=prefix, max_chars=limits.MAX_TOOL_NAME_CHARS)
-    if name is not None and not NAME_PATTERN.match(name):
+    if name is not None and not NAME_PATTERN.fullmatch(name):
         found.append(violation(f"{prefix}.name", "parameter-name-format"))
     is_subject = name == SUBJECT
     # The editor fixes the subject's type to string; a definition that leaves it out gets that type.

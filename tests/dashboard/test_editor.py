@@ -40,7 +40,16 @@ def shown(violations) -> dict[str, str]:
     return {k: " ".join(v) for k, v in grouped.items()}
 
 
-EDITABLE = [v for v in REFUSED if any(x["field"] != "name" for x in v["violations"])]
+def _typed_as_is(vector) -> bool:
+    """Whether a person could type the vector's values into the editor: its one-line inputs are trimmed, so a value
+    with whitespace around it (a trailing line break) reaches the rules trimmed, and is refused only by the API."""
+    definition = vector["definition"]
+    values = [definition.get("required_entitlement") or ""] + [p.get("name") or "" for p in
+                                                               definition.get("parameters", [])]
+    return all(value == value.strip() for value in values)
+
+
+EDITABLE = [v for v in REFUSED if any(x["field"] != "name" for x in v["violations"]) and _typed_as_is(v)]
 
 
 @pytest.mark.parametrize("vector", EDITABLE, ids=[v["id"] for v in EDITABLE])
@@ -53,7 +62,10 @@ def test_save_shows_every_violation_of_each_rule_next_to_its_field(service, admi
     assert page.errors() == shown(v for v in vector["violations"] if v["field"] != "name")
 
 
-NAMED = [v for v in REFUSED if any(x["field"] == "name" for x in v["violations"])]
+# A blank name input is refused as required by the form itself, and a name with whitespace around it is trimmed;
+# the API refuses both with the name rule (tests/registry).
+NAMED = [v for v in REFUSED if any(x["field"] == "name" for x in v["violations"])
+         and v["definition"]["name"] and v["definition"]["name"] == v["definition"]["name"].strip()]
 
 
 @pytest.mark.parametrize("vector", NAMED, ids=[v["id"] for v in NAMED])

@@ -49,6 +49,10 @@ RULE_SPEC: dict[str, tuple[SpecRef, ...]] = {
     "location-unsupported": (contract("`location`: `query` `path` `body`."),),
     "element-type-unsupported": (defining("pick an element type of string, number, or boolean."),),
     "description-required": (defining("Description. Written for the model."),),
+    "parameter-name-format": (defining("The subject is a reserved parameter that names who a per-user tool is "
+                                       "acting for."),),
+    "entitlement-format": (defining("An optional claim such as products:write that the user’s session token must "
+                                    "carry for the tool to be available to the model."),),
 }
 
 ACCEPTED_SPEC = (
