@@ -25,6 +25,8 @@ def create_app(config: Config | None = None) -> "Flask":
     config = config or Config.from_env()
     app = Flask(__name__)
     app.config.update(config.flask)
+    # werkzeug refuses a body past this while it is read (a chunked one has no length to check up front).
+    app.config["MAX_CONTENT_LENGTH"] = config.max_request_bytes
     app.extensions["toolgate_config"] = config
     from .api.ops.hooks import install as install_observability
 
@@ -39,6 +41,7 @@ def create_app(config: Config | None = None) -> "Flask":
     # burst, requests wait for a connection before spending CPU, so the few that hold one are scheduled promptly
     # and hand it back (measured: bench/load.py on PostgreSQL). Liveness, metrics, static files and a path that
     # matches no route take none.
+    app.before_request(lambda: _refuse_a_large_body(config.max_request_bytes))
     app.before_request(lambda: None if request.endpoint in WITHOUT_DATABASE or request.endpoint is None else connect())
     app.teardown_request(lambda _exc: release())
 
@@ -64,6 +67,16 @@ def create_app(config: Config | None = None) -> "Flask":
 #: answer while it is away or its pool is busy; readiness asks it itself, to report what it finds.
 WITHOUT_DATABASE = frozenset({"ops.AliveViews", "ops.MetricsViews", "ops.ReadyViews", "static", "dashboard.static",
                               "swagger_assets", "api-docs.openapi_json", "api-docs.openapi_swagger_ui"})
+
+
+def _refuse_a_large_body(limit: int) -> None:
+    """413 from the declared length alone, before a byte of the body is read (MCP answers its own, in JSON-RPC)."""
+    from flask import request
+
+    from .errors import request_too_large
+
+    if (request.content_length or 0) > limit and request.endpoint != "mcp.post":
+        raise request_too_large(limit)
 
 
 def app_config(app: "Flask") -> Config:

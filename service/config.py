@@ -11,6 +11,7 @@ from .limits import (
     DATABASE_POOL_SIZE,
     DATABASE_POOL_WAIT_SECONDS,
     DEFAULT_CALLS_IN_FLIGHT_PER_ORG,
+    MAX_REQUEST_BYTES,
 )
 
 DEFAULT_DATABASE_URL = "sqlite:///toolgate.db"
@@ -41,6 +42,8 @@ class Config:
     #: Database connections one process keeps, and how long a request waits for a free one before a 503.
     database_pool_size: int = DATABASE_POOL_SIZE
     database_pool_wait_seconds: float = DATABASE_POOL_WAIT_SECONDS
+    #: The largest request body any route takes; a larger one is refused with 413 before it is read.
+    max_request_bytes: int = MAX_REQUEST_BYTES
     #: How long a tool call may take: the spec's ten seconds. Not read from the environment; a test gives a shorter
     #: one so that timeouts are proven in about a second (one end-to-end test keeps the real ten).
     call_deadline_seconds: float = CALL_DEADLINE_SECONDS
@@ -69,6 +72,7 @@ class Config:
             database_pool_size=int(env.get("TOOLGATE_DATABASE_POOL_SIZE", DATABASE_POOL_SIZE)),
             database_pool_wait_seconds=float(env.get("TOOLGATE_DATABASE_POOL_WAIT_SECONDS",
                                                      DATABASE_POOL_WAIT_SECONDS)),
+            max_request_bytes=int(env.get("TOOLGATE_MAX_REQUEST_BYTES", MAX_REQUEST_BYTES)),
             max_calls_in_flight_per_org=int(env.get("TOOLGATE_MAX_CALLS_IN_FLIGHT_PER_ORG",
                                                     DEFAULT_CALLS_IN_FLIGHT_PER_ORG)),
         )

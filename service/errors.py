@@ -83,6 +83,12 @@ def database_unavailable(retry_after: int) -> ServiceError:
                         retry_after=retry_after)
 
 
+def request_too_large(limit: int) -> ServiceError:
+    """413 for a body past the service's bound (TOOLGATE_MAX_REQUEST_BYTES): refused before it is read."""
+    return ServiceError(413, "request-too-large", f"The request body is larger than {limit} bytes, the most this "
+                                                  "service takes.")
+
+
 #: The code of a refusal for an organization's share of calls in flight (a whole turn stops with it as its reason).
 TOO_MANY_CALLS = "too-many-calls"
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 from flask import Flask, jsonify, send_from_directory
 from flask_smorest import Api
 from peewee import IntegrityError
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from ..database import UNAVAILABLE, unavailable_error
-from ..errors import ServiceError, concurrent_change
+from ..errors import ServiceError, concurrent_change, request_too_large
 
 API_SETTINGS = {
     "API_TITLE": "Toolgate",
@@ -69,6 +69,10 @@ def register_error_handlers(app: Flask) -> None:
     for failure in UNAVAILABLE:
         # The database could not serve (down, connection lost, pool exhausted): 503, try again, never a 500.
         app.register_error_handler(failure, lambda error: _database_unavailable(app, error))
+
+    @app.errorhandler(RequestEntityTooLarge)
+    def too_large(_error):
+        return error_response(request_too_large(app.config["MAX_CONTENT_LENGTH"]))
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException):

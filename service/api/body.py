@@ -5,11 +5,16 @@ from typing import Any
 
 from flask import request
 
-from ..errors import ServiceError, Violation
+from ..errors import ServiceError, Violation, request_too_large
 
 
 def json_body() -> Any:
-    """The request's JSON body, or 400 naming the problem."""
+    """The request's JSON body, or 400 naming the problem (413 past the service's bound)."""
+    bound = request.max_content_length
+    if request.content_length is None and bound is not None and len(request.get_data(cache=True)) >= bound:
+        # A chunked body has no length to refuse up front; werkzeug stops reading it at the bound, and one that
+        # reached the bound is taken to go on past it.
+        raise request_too_large(bound)
     data = request.get_json(silent=True)
     if data is None:
         raise ServiceError(400, "malformed-body", "The request body must be JSON.",

@@ -10,8 +10,9 @@ from importlib import metadata
 from typing import Any
 
 from flask import Blueprint, Response, current_app, request
+from werkzeug.exceptions import RequestEntityTooLarge
 
-from .. import app_config, limits
+from .. import app_config
 from ..api.auth import POWERS, READ, current_principal
 from ..database import UNAVAILABLE, unavailable_error
 from ..errors import ServiceError
@@ -76,16 +77,20 @@ def _body() -> bytes:
         raise ProtocolError(415, INVALID_REQUEST, "The body must be a JSON-RPC message of type application/json.")
     if "Accept" in request.headers and not request.accept_mimetypes.accept_json:
         raise ProtocolError(406, INVALID_REQUEST, "The client must accept application/json.")
-    too_big = ProtocolError(413, INVALID_REQUEST, f"The body is larger than {limits.MAX_REQUEST_BYTES} bytes.")
-    if (request.content_length or 0) > limits.MAX_REQUEST_BYTES:
+    bound = app_config(current_app).max_request_bytes
+    too_big = ProtocolError(413, INVALID_REQUEST, f"The body is larger than {bound} bytes.")
+    if (request.content_length or 0) > bound:
         raise too_big
     # Read in chunks and stop past the bound, so a chunked body with no length cannot grow without limit.
     chunks, size = [], 0
-    while chunk := request.stream.read(_READ_CHUNK_BYTES):
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > limits.MAX_REQUEST_BYTES:
-            raise too_big
+    try:
+        while chunk := request.stream.read(_READ_CHUNK_BYTES):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > bound:
+                raise too_big
+    except RequestEntityTooLarge:  # werkzeug's own stream stops at the same bound
+        raise too_big from None
     return b"".join(chunks)
 
 
