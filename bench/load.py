@@ -279,9 +279,9 @@ def run(sizes: tuple[int, ...], databases: tuple[str, ...], tool_seconds: float,
          "wall s (last success)", "/healthz p50 / p99 ms", "/healthz samples (failed)", "peak RSS MiB (before)",
          "platform CPU s", "generator CPU s", "load avg"], rows))
 
-    limit = ("CPU: a burst's steps are handled on one core at about 2.3 ms each, so the last of 1,000 starts its "
-             "call about 2 s in and /healthz waits its turn behind that queue; past that on PostgreSQL the steps at "
-             "the back wait longer than the pool's 2 s (503, Retry-After)")
+    limit = ("CPU: one core works through a burst's 1,000 arrivals, then its 1,000 answers arriving at once "
+             "(1.3-2.3 ms of CPU a step, by the machine's other load), and /healthz waits its turn in gevent's run "
+             "queue behind them")
     for engine in databases:
         by_n = results.get(engine, {})
         label = "SQLite" if engine == "sqlite" else "PostgreSQL"
