@@ -15,7 +15,10 @@ def json_body() -> Any:
         # A chunked body has no length to refuse up front; werkzeug stops reading it at the bound, and one that
         # reached the bound is taken to go on past it.
         raise request_too_large(bound)
-    data = request.get_json(silent=True)
+    try:
+        data = request.get_json(silent=True)
+    except RecursionError:  # JSON nested past what the parser can hold: a bad body, not a crash
+        data = None
     if data is None:
         raise ServiceError(400, "malformed-body", "The request body must be JSON.",
                            [Violation("", "malformed-body", "The request body must be JSON.")])

@@ -51,3 +51,11 @@ def test_the_dashboard_and_mcp_answer_past_the_bound_in_their_own_shapes(service
         "Authorization": f"Bearer {service.agent_key}", "Content-Type": "application/json",
         "Accept": "application/json, text/event-stream"})
     assert mcp.status_code == 413 and mcp.json()["error"]["code"] == -32600
+
+
+def test_json_nested_past_what_a_parser_holds_is_a_clear_400(tmp_path):
+    deep = b"[" * 50_000 + b"]" * 50_000  # 100 kB, within the default bound
+    with live_service(tmp_path) as running:
+        response = running.api("POST", "/v1/tools", data=deep, headers={"Content-Type": "application/json"})
+        assert (response.status_code, response.json()["code"]) == (400, "malformed-body")
+        assert running.api("GET", "/v1/tools").status_code == 200
