@@ -14,12 +14,11 @@ if TYPE_CHECKING:  # Flask is imported only by whoever builds an app, not by the
 
 def create_app(config: Config | None = None) -> "Flask":
     """Build the WSGI app on the configured database; refuses a database whose schema is behind."""
-    from flask import Flask
+    from flask import Flask, request
 
     from .api import register_api
-    from flask import request
-
     from .database import connect, open_database, release
+    from .errors import request_too_large
     from .migrations import check_current
 
     config = config or Config.from_env()
@@ -36,12 +35,17 @@ def create_app(config: Config | None = None) -> "Flask":
     with database.connection_context():
         check_current(database)
 
+    @app.before_request
+    def _refuse_a_large_body():
+        # From the declared length alone, before a byte of the body is read (MCP answers its own, in JSON-RPC).
+        if (request.content_length or 0) > config.max_request_bytes and request.endpoint != "mcp.post":
+            raise request_too_large(config.max_request_bytes)
+
     # A request takes its pooled connection before its work starts and gives it back here, or earlier, before
     # any wait on the network (database.released). Taking it first makes the pool an admission gate: under a
     # burst, requests wait for a connection before spending CPU, so the few that hold one are scheduled promptly
     # and hand it back (measured: bench/load.py on PostgreSQL). Liveness, metrics, static files and a path that
     # matches no route take none.
-    app.before_request(lambda: _refuse_a_large_body(config.max_request_bytes))
     app.before_request(lambda: None if request.endpoint in WITHOUT_DATABASE or request.endpoint is None else connect())
     app.teardown_request(lambda _exc: release())
 
@@ -67,16 +71,6 @@ def create_app(config: Config | None = None) -> "Flask":
 #: answer while it is away or its pool is busy; readiness asks it itself, to report what it finds.
 WITHOUT_DATABASE = frozenset({"ops.AliveViews", "ops.MetricsViews", "ops.ReadyViews", "static", "dashboard.static",
                               "swagger_assets", "api-docs.openapi_json", "api-docs.openapi_swagger_ui"})
-
-
-def _refuse_a_large_body(limit: int) -> None:
-    """413 from the declared length alone, before a byte of the body is read (MCP answers its own, in JSON-RPC)."""
-    from flask import request
-
-    from .errors import request_too_large
-
-    if (request.content_length or 0) > limit and request.endpoint != "mcp.post":
-        raise request_too_large(limit)
 
 
 def app_config(app: "Flask") -> Config:
