@@ -163,13 +163,16 @@ def prepare(running: Platform, project: str, n: int) -> list[list[str]]:
 def sample_health(url: str, generator: subprocess.Popen, deadline: float) -> dict[str, Any]:
     """Ask /healthz every HEALTH_INTERVAL on one kept-alive connection until the generator has exited."""
     seconds: list[float] = []
+    at: list[float] = []  # when each was asked, in seconds since the burst began
     failures: Counter[str] = Counter()
     with requests.Session() as session:
         session.get(url, timeout=HEALTH_TIMEOUT)  # the connection is open before the burst starts
         if generator.stdout.readline().strip() != "go":
             raise RuntimeError("the load generator did not start")
+        go = time.perf_counter()
         while generator.poll() is None and time.monotonic() < deadline:
             started = time.perf_counter()
+            at.append(started - go)
             try:
                 status = session.get(url, timeout=HEALTH_TIMEOUT).status_code
                 if status != 200:
@@ -179,7 +182,7 @@ def sample_health(url: str, generator: subprocess.Popen, deadline: float) -> dic
             elapsed = time.perf_counter() - started
             seconds.append(elapsed)
             time.sleep(max(0.0, HEALTH_INTERVAL - elapsed))
-    return {"seconds": seconds, "failures": dict(failures)}
+    return {"seconds": seconds, "at": at, "failures": dict(failures)}
 
 
 def measure(running: Platform, steps: list[list[str]]) -> dict[str, Any]:
@@ -321,6 +324,10 @@ def run(sizes: tuple[int, ...], databases: tuple[str, ...], tool_seconds: float,
             kinds += [f"/healthz: {v} {k}" for k, v in Counter(f["health"]["failures"]).most_common()]
             if kinds:
                 report.notes.append(f"{engine}, N={n}, failures: " + ", ".join(kinds) + ".")
+            slowest = sorted(zip(f["health"]["seconds"], f["health"]["at"]), reverse=True)[:3]
+            if n == GOAL_N and slowest:
+                report.notes.append(f"{engine}, N={n}: the slowest /healthz answers took " + ", ".join(
+                    f"{ms(s)} ms (asked {t:.2f} s into the burst)" for s, t in slowest) + ".")
             for status, text in f["bodies"].items():
                 bodies.setdefault(f"{status} `{text[:200].strip()}`", "")
             report.extra[f"{engine}/{n}"] = {**{k: v for k, v in f.items() if k != "health"},
