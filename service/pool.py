@@ -123,7 +123,7 @@ class _Pool:
                 self._checkouts.give_back()
 
     def execute_sql(self, sql, params=None):
-        if self.in_transaction() or not sql.lstrip()[:6].upper() == "SELECT":
+        if self.in_transaction() or sql.lstrip()[:6].upper() != "SELECT":
             return super().execute_sql(sql, params)
         return self._once_more_if_lost(lambda: super(_Pool, self).execute_sql(sql, params))
 

@@ -23,10 +23,6 @@ class CallSlots:
         self.limit = limit
         self._in_flight: Counter[int] = Counter()
 
-    def in_flight(self, organization_id: int) -> int:
-        """How many calls the organization has in flight now."""
-        return self._in_flight[organization_id]
-
     @contextmanager
     def held(self, organization_id: int, count: int) -> Iterator[None]:
         """Hold `count` slots for the organization while the block runs, or refuse with 429 if they do not fit.

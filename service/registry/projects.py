@@ -6,10 +6,9 @@ if anything is wrong, nothing is published and the answer lists every problem.
 from __future__ import annotations
 
 import re
-from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
-from peewee import IntegrityError, fn
+from peewee import fn
 
 from ..database import retry_transient, write_transaction
 from ..errors import ServiceError, Violation, concurrent_change, invalid, not_found
@@ -132,7 +131,8 @@ def publish_project(organization: Organization, name: str, actor: str) -> Projec
     racers one wins and the others get 409.
     """
     project = get_project(organization, name)
-    with _lost_race_is_conflict(), write_transaction():
+    # A publish that a concurrent one beat to a pinned draft or to the version number: 409, nothing published.
+    with unique_or(concurrent_change()), write_transaction():
         draft = project_draft(project)
         if draft is None:
             raise refusal("project-no-draft")
@@ -165,15 +165,6 @@ def publish_project(organization: Organization, name: str, actor: str) -> Projec
         audit.record(organization, actor, audit.PROJECT_PUBLISH, audit.PROJECT, project.name, version=number,
                      before=draft.pins, after=[{"tool": t.name, "version": v.number} for t, v in pinned])
     return project_version
-
-
-@contextmanager
-def _lost_race_is_conflict() -> Iterator[None]:
-    """A publish that a concurrent one beat to a pinned draft or to the version number: 409, nothing published."""
-    try:
-        yield
-    except IntegrityError:
-        raise concurrent_change() from None
 
 
 def project_view(project: Project) -> dict[str, Any]:

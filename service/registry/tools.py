@@ -27,12 +27,12 @@ def refusal(rule: str, status: int = 409, field: str = "") -> ServiceError:
 
 
 @contextmanager
-def unique_or(v: Violation) -> Iterator[None]:
-    """Turn the database's unique-index refusal into the 409 this write means."""
+def unique_or(refusal: Violation | ServiceError) -> Iterator[None]:
+    """Turn the database's unique-index refusal into the 409 this write means: a rule's, or a given refusal."""
     try:
         yield
     except IntegrityError:
-        raise conflict(v) from None
+        raise (refusal if isinstance(refusal, ServiceError) else conflict(refusal)) from None
 
 
 def get_tool(organization: Organization, name: str) -> Tool:
