@@ -103,3 +103,18 @@ def test_a_stop_finishes_the_request_in_flight_and_closes_idle_connections_at_on
         release.set()
         idle.close()
         server.stop(timeout=1)
+
+
+def test_the_loop_imports_only_gevent_and_the_standard_library():
+    """The mock shares it without importing the service; so it may import none of ours, nor anything else."""
+    import ast
+    import sys
+    from pathlib import Path
+
+    for path in Path(serving.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            for name in names:
+                top = name.split(".")[0]
+                assert top == "gevent" or top in sys.stdlib_module_names, f"{path.name} imports {name}"
