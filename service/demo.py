@@ -123,22 +123,23 @@ class DemoCannotStart(Exception):
     """A part of the demo did not start; its own message is already on stderr."""
 
 
-def _start_child(args: list[str], what: str, children: list) -> str:
-    """Run `toolgate ARGS` as a child process (kept in `children` to stop later); the URL it printed once bound.
+def _start_child(args: list[str]) -> subprocess.Popen:
+    """`toolgate ARGS` as a child process: its stderr is ours, its stdout a pipe to read its URL from."""
+    return subprocess.Popen([sys.executable, "-m", "service.entry", *args], stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
 
-    Its stderr is ours; after the first line its stdout is copied to ours, so the pipe never fills and stalls it.
-    """
+
+def _printed_url(child: subprocess.Popen) -> str | None:
+    """The URL a child printed once bound; None when it exited or kept silent. After that first line its stdout
+    is copied to ours, so the pipe never fills and stalls it."""
     import gevent
 
-    child = subprocess.Popen([sys.executable, "-m", "service.entry", *args], stdout=subprocess.PIPE, text=True,
-                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    children.append(child)
     line = ""
     with gevent.Timeout(CHILD_START_SECONDS, False):
         line = child.stdout.readline()
     found = LISTENING.search(line)
     if found is None:
-        raise DemoCannotStart(f"{what} did not start{': ' + line.strip() if line.strip() else ''}")
+        return None
     gevent.spawn(lambda: [print(rest, end="", flush=True) for rest in child.stdout])
     return found.group(1)
 
@@ -170,17 +171,18 @@ def run(host: str, port: int, mock_port: int, state_dir: str, model_port: int | 
     scripted_model = not config.model
     children: list[subprocess.Popen] = []
     try:
-        mock_args = ["mock-backend", "--host", host, "--port", str(mock_port), "--issuer", issuer]
-        starting = [gevent.spawn(_start_child, mock_args, "the mock backend", children)]
+        # Side by side, as each takes a Python start-up.
+        children.append(_start_child(["mock-backend", "--host", host, "--port", str(mock_port), "--issuer", issuer]))
         if scripted_model:  # a model that follows a script about the demo shop, so turns run offline
             model_port = mock_port + 1 if model_port is None else model_port
-            model_args = ["model-server", "--host", host, "--port", str(model_port)]
-            starting.append(gevent.spawn(_start_child, model_args, "the scripted model", children))
-        gevent.joinall(starting)  # side by side: each takes a Python start-up
-        mock = starting[0].get()
+            children.append(_start_child(["model-server", "--host", host, "--port", str(model_port)]))
+        urls = [reading.get() for reading in [gevent.spawn(_printed_url, child) for child in children]]
+        for url, what in zip(urls, ("the mock backend", "the scripted model")):
+            if url is None:
+                raise DemoCannotStart(f"{what} did not start")
+        mock = urls[0]
         if scripted_model:
-            config = config.with_overrides(model_provider="openai", model_base_url=f"{starting[1].get()}/v1",
-                                           model="scripted")
+            config = config.with_overrides(model_provider="openai", model_base_url=f"{urls[1]}/v1", model="scripted")
         keys = prepare(config, state, mock)
         model = (f"{config.model_base_url} (a scripted model about the demo shop; set TOOLGATE_MODEL for a real one)"
                  if scripted_model else f"{config.model_provider}: {config.model}")
