@@ -257,7 +257,8 @@ def _wait_until_up(base: str, process: subprocess.Popen) -> None:
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError("toolgate serve exited while starting")
-        with contextlib.suppress(requests.ConnectionError):
+        # Refused, or not answered yet: serve binds before it builds the app, so an early request waits.
+        with contextlib.suppress(requests.RequestException):
             if requests.get(base + "/openapi.json", timeout=2).status_code == 200:
                 return
         time.sleep(0.1)

@@ -99,8 +99,8 @@ def _jobs(text: str) -> int:
     return jobs
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="conformance", description="Toolgate conformance kit.")
+def _parser(prog: str = "conformance") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description="Toolgate conformance kit.")
     commands = parser.add_subparsers(dest="command", required=True)
     for name in SUITES:
         module = load_suite(name)
@@ -136,10 +136,11 @@ def _list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the `conformance` command with `argv` (default: the process's); answer the exit code."""
+def main(argv: list[str] | None = None, prog: str = "conformance") -> int:
+    """Run the `conformance` command with `argv` (default: the process's); answer the exit code. `prog` is the
+    name its usage lines give it (`toolgate conformance` under the `toolgate` command)."""
     out, err = sys.stdout, sys.stderr
-    parser = _parser()
+    parser = _parser(prog)
     try:
         args, unknown = parser.parse_known_args(argv)
         if args.command in NOT_IN_BUILD:  # whatever its arguments: the suite is not here

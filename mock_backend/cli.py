@@ -1,46 +1,102 @@
-"""`python -m mock_backend` / `toolgate mock-backend`: serve the mock under gevent.
+"""The mock's two servers as click commands: `toolgate mock-backend` and `toolgate model-server`.
 
-This module does not patch gevent: the process's entry point does that first (mock_backend's
-`__main__`, or the `toolgate` command), before anything imports socket or ssl.
+The `toolgate` command adds these very commands, so their options and `--help` are written once, here. The
+mock stands alone, though: `python -m mock_backend` and `python -m mock_backend.model_server` run the same
+commands without the service installed. Both serve through the one serve loop (`serving`): bound first, then
+"… listening on URL" printed (so `--port 0` works), a clean stop and exit 0 on SIGTERM or SIGINT, exit 2 when
+it cannot start.
+
+Importing this module patches nothing: the process's entry point patches gevent first (mock_backend's
+`__main__`, `mock_backend.model_server`, or the `toolgate` command).
 """
 from __future__ import annotations
 
-import argparse
-import sys
+import json
 
-from mock_backend.app import create_app
-from mock_backend.server import serve
-from mock_backend.verify import BROKEN_MODES
+import click
+
+from mock_backend.modes import BROKEN_MODES
+from serving import EXIT_CANNOT_START
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="mock_backend",
-        description="Toolgate's mock backend: a demo shop and misbehaviour on demand, "
-                    "behind a strict check of the platform's call assertions.")
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8090, help="port to listen on; 0 picks a free one")
-    parser.add_argument("--issuer", action="append", required=True, metavar="ISS",
-                        help="an issuer to trust (repeatable); its keys come from ISS/.well-known/jwks.json")
-    parser.add_argument("--broken", metavar="MODE",
-                        help=f"switch off one check, for negative tests only: {', '.join(BROKEN_MODES)}")
-    # Off by default: a parent that reads only the first stdout line and leaves stderr in an
-    # unread pipe would otherwise stall the mock once the pipe fills. GET /_calls has it all.
-    parser.add_argument("--access-log", action="store_true", help="log each request to stderr")
-    return parser
+class CannotStart(click.ClickException):
+    """The server could not start (an address taken, a bad script or broken mode): exit 2, the reason on stderr."""
+
+    exit_code = EXIT_CANNOT_START
+
+
+def _serve(app, host: str, port: int, *, name: str, ready: str, log=None, notes=()) -> None:
+    from mock_backend.server import make_server
+    from serving import serve
+
+    try:
+        server = make_server(app, host, port, log=log)
+    except OSError as error:
+        raise CannotStart(f"{name}: cannot listen on {host}:{port}: {error}") from None
+    serve(server, ready=ready, notes=notes)
+
+
+@click.command("mock-backend")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8090, show_default=True, type=int,
+              help="Port to listen on; 0 picks a free one (the printed URL has it).")
+@click.option("--issuer", "issuers", multiple=True, required=True, metavar="ISS",
+              help="An issuer to trust (repeatable); its keys come from ISS/.well-known/jwks.json.")
+@click.option("--broken", metavar="MODE",
+              help=f"Switch off one check, for negative tests only: {', '.join(BROKEN_MODES)}.")
+# Off by default: a parent that reads only the first stdout line and leaves stderr in an
+# unread pipe would otherwise stall the mock once the pipe fills. GET /_calls has it all.
+@click.option("--access-log", is_flag=True, help="Log each request to stderr.")
+def mock_backend(host: str, port: int, issuers: tuple[str, ...], broken: str | None, access_log: bool) -> None:
+    """Run the mock backend: a demo shop and misbehaviour on demand, behind a strict check of the platform's
+    call assertions. Prints "mock backend listening on URL (trusting: …)" once bound; stops on SIGTERM."""
+    from mock_backend.app import create_app
+
+    try:
+        app = create_app(issuers, broken=broken)
+    except ValueError as error:
+        raise CannotStart(f"mock backend: {error}") from None
+    notes = (f"mock backend: WARNING: broken mode {broken!r}, one check is off",) if broken else ()
+    _serve(app, host, port, name="mock backend", log="default" if access_log else None, notes=notes,
+           ready=f"mock backend listening on {{url}} (trusting: {', '.join(issuers)})")
+
+
+@click.command("model-server")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8091, show_default=True, type=int,
+              help="Port to listen on; 0 picks a free one (the printed URL has it).")
+@click.option("--script", metavar="FILE", help="A JSON script of turns (default: the demo shop's).")
+@click.option("--key", help="Require this API key (default: none).")
+def model_server(host: str, port: int, script: str | None, key: str | None) -> None:
+    """Run the scripted model: the Chat Completions and Messages APIs answered from a script (see
+    mock_backend/model_server.py). Prints "model server listening on URL" once bound; stops on SIGTERM."""
+    from mock_backend.model_server import DEMO_SCRIPT, create_model_app
+
+    try:
+        turns = DEMO_SCRIPT
+        if script:
+            with open(script, encoding="utf-8") as file:
+                turns = json.load(file)
+        app = create_model_app(turns, key)
+    except (OSError, ValueError) as error:
+        raise CannotStart(f"model server: {error}") from None
+    _serve(app, host, port, name="model server", ready="model server listening on {url}")
+
+
+def run_command(command: click.Command, argv: list[str] | None, prog: str) -> int:
+    """Run `command` as a process's whole command line; its exit status (0 after --help)."""
+    try:
+        command.main(args=argv, prog_name=prog, standalone_mode=False)
+    except click.ClickException as error:
+        error.show()
+        return error.exit_code
+    except click.exceptions.Exit as done:
+        return done.exit_code
+    except click.Abort:
+        return 1
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the mock backend until interrupted; 0 on a clean stop, 2 when it cannot start."""
-    try:
-        args = _parser().parse_args(argv)
-    except SystemExit as stop:  # argparse has already printed the usage, or --help
-        return stop.code if isinstance(stop.code, int) else 2
-    try:
-        app = create_app(args.issuer, broken=args.broken)
-    except ValueError as error:
-        print(f"mock backend: {error}", file=sys.stderr)
-        return 2
-    notes = (f"WARNING: broken mode {args.broken!r}, one check is off",) if args.broken else ()
-    return serve(app, args.host, args.port, name="mock backend", log="default" if args.access_log else None,
-                 notes=notes, ready=f"mock backend listening on {{url}} (trusting: {', '.join(args.issuer)})")
+    """`python -m mock_backend`: the mock backend until stopped; 0 on a clean stop, 2 when it cannot start."""
+    return run_command(mock_backend, argv, "python -m mock_backend")

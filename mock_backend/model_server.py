@@ -3,7 +3,7 @@
 Tests, the demo and the conformance kit use it to run whole turns offline. It stands alone (flask,
 gevent) and imports nothing from `service`. Run it with
 
-    python -m mock_backend.model_server --port P [--script FILE] [--key K]
+    toolgate model-server --port P [--script FILE] [--key K]     (or python -m mock_backend.model_server …)
 
 A script is a JSON list of turns. A turn is a list of model responses, or
 `{"when": ["word", …], "responses": [...]}`: such a turn is chosen whenever the person's message
@@ -31,7 +31,6 @@ if __name__ == "__main__":  # a process entry point patches first, before socket
 
     monkey.patch_all()
 
-import argparse  # noqa: E402
 import json  # noqa: E402
 import secrets  # noqa: E402
 import sys  # noqa: E402
@@ -287,29 +286,11 @@ def create_model_app(script: list, key: str | None = None) -> Flask:
 
 
 def main(argv: list | None = None) -> int:
-    """Serve a script until interrupted; 0 on a clean stop, 2 when it cannot start."""
-    parser = argparse.ArgumentParser(prog="mock_backend.model_server",
-                                     description="A scripted model speaking the Chat Completions and Messages APIs.")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8091, help="0 picks a free one")
-    parser.add_argument("--script", metavar="FILE", help="a JSON script (default: the demo shop's)")
-    parser.add_argument("--key", help="require this API key (default: none)")
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as stop:
-        return stop.code if isinstance(stop.code, int) else 2
-    try:
-        script = DEMO_SCRIPT
-        if args.script:
-            with open(args.script, encoding="utf-8") as file:
-                script = json.load(file)
-        app = create_model_app(script, args.key)
-    except (OSError, ValueError) as error:
-        print(f"model server: {error}", file=sys.stderr)
-        return 2
-    from mock_backend.server import serve
+    """`python -m mock_backend.model_server`: serve a script until stopped; 0 on a clean stop, 2 when it cannot
+    start. The command is `toolgate model-server`'s (mock_backend.cli)."""
+    from mock_backend.cli import model_server, run_command
 
-    return serve(app, args.host, args.port, name="model server", ready="model server listening on {url}")
+    return run_command(model_server, argv, "python -m mock_backend.model_server")
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ from typing import Any
 import jwt
 
 from mock_backend.jwks import PINNED_ALGORITHMS, Fetcher, IssuerKeys
+from mock_backend.modes import BROKEN_MODES  # each disables one check (see the module docstring)
 
 #: One reason per verification failure, answered as `401 {"error": "invalid_token", "reason": R}`.
 REASONS = (
@@ -48,11 +49,6 @@ REASONS = (
     "lifetime-too-long",  # `exp - iat` is more than the assertion lifetime plus leeway
 )
 
-#: The broken modes, each disabling one check (see the module docstring).
-BROKEN_MODES = (
-    "skip-audience", "accept-expired", "any-issuer", "skip-signature",
-    "accept-alg-none", "accept-hs256", "no-auth",
-)
 
 #: Claims every call assertion carries; a token missing any of them is refused.
 REQUIRED_CLAIMS = ("exp", "iat", "iss", "aud", "sub", "turn", "jti")

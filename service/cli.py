@@ -7,7 +7,14 @@ import sys
 
 import click
 
+from mock_backend.cli import mock_backend as mock_backend_command
+from mock_backend.cli import model_server as model_server_command
+from serving import EXIT_CANNOT_START
+
 from .config import Config
+from .limits import STOP_GRACE_SECONDS
+
+DATABASE_HELP = "Database URL (default: TOOLGATE_DATABASE_URL, else sqlite:///toolgate.db)."
 
 
 def _config(database: str | None = None, public_url: str | None = None) -> Config:
@@ -25,13 +32,19 @@ def _open(config: Config, *, check: bool = True, pooled: bool = True):
     return database
 
 
+class CannotStart(click.ClickException):
+    """A server that cannot start (its address is taken, its database is behind): exit 2, as the mock's."""
+
+    exit_code = EXIT_CANNOT_START
+
+
 @click.group()
 def cli() -> None:
     """Toolgate: registry, signed dispatch, mock backend and conformance kit."""
 
 
 @cli.command()
-@click.option("--database", help="Database URL (default: TOOLGATE_DATABASE_URL or sqlite:///toolgate.db).")
+@click.option("--database", help=DATABASE_HELP)
 def migrate(database: str | None) -> None:
     """Apply every pending schema migration."""
     from .migrations import migrate as apply
@@ -41,53 +54,71 @@ def migrate(database: str | None) -> None:
                "applied: " + ", ".join(f"{m.number:04d}_{m.name}" for m in applied))
 
 
-@cli.command()
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8080, show_default=True, type=int)
-@click.option("--database", help="Database URL (default: TOOLGATE_DATABASE_URL or sqlite:///toolgate.db).")
-@click.option("--public-url", help="Base of issuer URLs (default: TOOLGATE_PUBLIC_URL).")
+@cli.command(help=f"""Run the service: one gevent process, or with --workers, gunicorn's gevent workers on the same app.
+
+    It binds first, then prints "toolgate listening on URL" with the port actually bound. SIGTERM or Ctrl-C stops it
+    cleanly: no new connections, requests in flight get {STOP_GRACE_SECONDS} s to finish, exit 0. It exits 2 when it
+    cannot start (the address is taken, the database's schema is behind).""")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8080, show_default=True, type=int,
+              help="Port to listen on; 0 picks a free one (the printed URL has it).")
+@click.option("--database", help=DATABASE_HELP)
+@click.option("--public-url", help="Base of issuer URLs (default: TOOLGATE_PUBLIC_URL, else the URL listened on).")
 @click.option("--workers", type=click.IntRange(1, 64), envvar="TOOLGATE_WORKERS",
               help="Run under gunicorn with this many gevent worker processes (production; default: "
                    "TOOLGATE_WORKERS, else one process on gevent's own server).")
 def serve(host: str, port: int, database: str | None, public_url: str | None, workers: int | None) -> None:
-    """Run the service: one gevent process, or with --workers, gunicorn's gevent workers on the same app."""
+    from serving import listen, url_of
+    from serving import serve as serve_forever
+
     from . import create_app
     from .migrations import SchemaBehind
 
+    try:
+        listener = listen(host, port)
+    except OSError as error:
+        raise CannotStart(f"cannot listen on {host}:{port}: {error}") from None
+    url = url_of(listener)
     config = _config(database, public_url)
     if public_url is None and "TOOLGATE_PUBLIC_URL" not in os.environ:
-        config = config.with_overrides(public_url=f"http://{host}:{port}")
+        config = config.with_overrides(public_url=url)
     try:
         if workers is None:
             app = create_app(config)
         else:  # checked once here, on a connection of its own: the workers build their apps after the fork
             _open(config, pooled=False).close()
     except SchemaBehind as error:
-        raise click.ClickException(str(error)) from None
+        listener.close()
+        raise CannotStart(str(error)) from None
     if workers is not None:
         from .wsgi import serve_workers
 
-        click.echo(f"toolgate listening on http://{host}:{port} with {workers} gevent workers "
-                   f"(database {config.database_url})")
-        serve_workers(lambda: create_app(config), host, port, workers)
+        click.echo(f"toolgate listening on {url} with {workers} gevent workers (database {config.database_url})")
+        serve_workers(lambda: create_app(config), listener, workers)
         return
-    from .server import serve_app
+    from serving import Server
 
-    click.echo(f"toolgate listening on http://{host}:{port} (database {config.database_url})")
-    serve_app(app, host, port)
+    serve_forever(Server(listener, app), ready=f"toolgate listening on {{url}} (database {config.database_url})",
+                  grace=STOP_GRACE_SECONDS)
 
 
 @cli.command()
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8080, show_default=True, type=int)
-@click.option("--mock-port", default=8090, show_default=True, type=int)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address the three servers listen on.")
+@click.option("--port", default=8080, show_default=True, type=int, help="The service's port; 0 picks a free one.")
+@click.option("--mock-port", default=8090, show_default=True, type=int,
+              help="The mock backend's port (the demo's tools keep the URL they were made with).")
 @click.option("--model-port", default=8091, show_default=True, type=int, help="The scripted model's port.")
 @click.option("--state", default=".toolgate", show_default=True, help="Where the demo keeps its secret and keys.")
 def demo(host: str, port: int, mock_port: int, model_port: int, state: str) -> None:
-    """The demo (`make run`): the service on SQLite with a demo organization, the mock backend and a model."""
-    from .demo import run
+    """The demo (`make run`): the service on SQLite with a demo organization, the mock backend and a model.
 
-    run(host, port, mock_port, state, model_port)
+    Prints where to look once everything listens; Ctrl-C or SIGTERM stops all three."""
+    from .demo import DemoCannotStart, run
+
+    try:
+        run(host, port, mock_port, state, model_port)
+    except DemoCannotStart as error:
+        raise CannotStart(str(error)) from None
 
 
 @cli.group()
@@ -97,9 +128,10 @@ def org() -> None:
 
 @org.command("create")
 @click.argument("slug")
-@click.option("--algorithm", default="ES256", show_default=True, type=click.Choice(["ES256", "EdDSA", "RS256"]))
+@click.option("--algorithm", default="ES256", show_default=True, type=click.Choice(["ES256", "EdDSA", "RS256"]),
+              help="The signing key's algorithm.")
 @click.option("--json", "as_json", is_flag=True, help='Print {"org", "issuer", "admin_key"}.')
-@click.option("--database")
+@click.option("--database", help=DATABASE_HELP)
 def org_create(slug: str, algorithm: str, as_json: bool, database: str | None) -> None:
     """Create an organization, its first signing key and an admin API key."""
     from .errors import ServiceError
@@ -124,11 +156,11 @@ def key() -> None:
 
 
 @key.command("create")
-@click.option("--org", "slug", required=True)
-@click.option("--role", required=True, type=click.Choice(["admin", "agent", "backend"]))
-@click.option("--label", default="")
+@click.option("--org", "slug", required=True, help="The organization's slug.")
+@click.option("--role", required=True, type=click.Choice(["admin", "agent", "backend"]), help="What the key may do.")
+@click.option("--label", default="", help="A note shown beside the key in lists.")
 @click.option("--json", "as_json", is_flag=True, help='Print {"key", "role"}.')
-@click.option("--database")
+@click.option("--database", help=DATABASE_HELP)
 def key_create(slug: str, role: str, label: str, as_json: bool, database: str | None) -> None:
     """Create an API key (shown once; only its hash is stored)."""
     from .registry import create_api_key, get_organization
@@ -148,7 +180,7 @@ def audit() -> None:
 
 @audit.command("verify")
 @click.option("--org", "slug", help="Verify one organization's trail (default: every organization's).")
-@click.option("--database")
+@click.option("--database", help=DATABASE_HELP)
 def audit_verify(slug: str | None, database: str | None) -> None:
     """Recompute the audit hash chain; exit 1 naming the first record that was edited or removed."""
     from .ops.audit import verify
@@ -176,7 +208,7 @@ def calls() -> None:
 @calls.command("purge")
 @click.option("--days", type=float, help="Keep this many days (default: TOOLGATE_CALL_RETENTION_DAYS, or 30).")
 @click.option("--batch", type=click.IntRange(1, 10_000), help="Records deleted per transaction (default 500).")
-@click.option("--database")
+@click.option("--database", help=DATABASE_HELP)
 def calls_purge(days: float | None, batch: int | None, database: str | None) -> None:
     """Delete call records past their retention, in short batches (safe while the service runs)."""
     from .ops.calls import PURGE_BATCH, purge
@@ -189,22 +221,19 @@ def calls_purge(days: float | None, batch: int | None, database: str | None) -> 
     click.echo(f"purged {purge(retention, batch=batch or PURGE_BATCH)} call records older than {retention:g} days")
 
 
-@cli.command("mock-backend", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-@click.pass_context
-def mock_backend(ctx: click.Context) -> None:
-    """Run the mock backend (see `toolgate mock-backend --help`)."""
-    from mock_backend.cli import main as mock_main
-
-    sys.exit(mock_main(list(ctx.args)))
+# The mock's servers are its own click commands (mock_backend/cli.py, which imports nothing of the service):
+# added as they are, so `toolgate mock-backend --help` is their real help.
+cli.add_command(mock_backend_command, "mock-backend")
+cli.add_command(model_server_command, "model-server")
 
 
-@cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []})
-@click.pass_context
-def conformance(ctx: click.Context) -> None:
-    """Run the conformance suites (`toolgate conformance --help`)."""
+@cli.command(context_settings={"ignore_unknown_options": True, "help_option_names": []})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def conformance(args: tuple[str, ...]) -> None:
+    """Run the conformance suites: platform, endpoint, list (`toolgate conformance --help`)."""
     from conformance.cli import main as conformance_main
 
-    sys.exit(conformance_main(list(ctx.args)))
+    sys.exit(conformance_main(list(args), prog="toolgate conformance"))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import subprocess
 import sys
@@ -113,42 +114,82 @@ State: toolgate.db and .toolgate/ (delete both to start afresh). Stop with Ctrl-
 """
 
 
-def run(host: str, port: int, mock_port: int, state_dir: str, model_port: int | None = None) -> None:
-    """Start the mock backend, the scripted model (unless a real one is configured) and the service."""
-    import signal
+#: How long the demo waits for the mock backend and the scripted model to say where they listen.
+CHILD_START_SECONDS = 30
+LISTENING = re.compile(r"listening on (http://\S+)")
 
+
+class DemoCannotStart(Exception):
+    """A part of the demo did not start; its own message is already on stderr."""
+
+
+def _start_child(args: list[str]) -> subprocess.Popen:
+    """`toolgate ARGS` as a child process: its stderr is ours, its stdout a pipe to read its URL from."""
+    return subprocess.Popen([sys.executable, "-m", "service.entry", *args], stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+
+
+def _printed_url(child: subprocess.Popen) -> str | None:
+    """The URL a child printed once bound; None when it exited or kept silent. After that first line its stdout
+    is copied to ours, so the pipe never fills and stalls it."""
     import gevent
 
+    line = ""
+    with gevent.Timeout(CHILD_START_SECONDS, False):
+        line = child.stdout.readline()
+    found = LISTENING.search(line)
+    if found is None:
+        return None
+    gevent.spawn(lambda: [print(rest, end="", flush=True) for rest in child.stdout])
+    return found.group(1)
+
+
+def run(host: str, port: int, mock_port: int, state_dir: str, model_port: int | None = None) -> int:
+    """Serve the demo until SIGTERM or Ctrl-C: bind the service, start the mock backend and the scripted model
+    (unless a real one is configured) as `toolgate` child processes, then serve through the one loop.
+
+    DemoCannotStart when the service's address is taken or a child did not start.
+    """
+    import gevent
+
+    from serving import Server, listen, serve, url_of
+
     from . import create_app
-    from .server import make_server
+    from .limits import STOP_GRACE_SECONDS
 
     state = Path(state_dir)
     state.mkdir(exist_ok=True)
-    base, mock = f"http://{host}:{port}", f"http://{host}:{mock_port}"
+    try:  # first, so the issuer the mock trusts has the real port (`--port 0` works)
+        listener = listen(host, port)
+    except OSError as error:
+        raise DemoCannotStart(f"cannot listen on {host}:{port}: {error}") from None
+    base = url_of(listener)
     config = Config.from_env().with_overrides(public_url=base, secret_key=_secret(state))
     if not config.allowed_networks:  # the demo's endpoints live on loopback; production allows none by default
         config = config.with_overrides(allowed_networks=("127.0.0.0/8",))
-    model_port = model_port or mock_port + 1
-    scripted_model = not config.model
-    if scripted_model:  # a model that follows a script about the demo shop, so turns run offline
-        config = config.with_overrides(model_provider="openai", model_base_url=f"http://{host}:{model_port}/v1",
-                                       model="scripted")
-    keys = prepare(config, state, mock)
     issuer = config.issuer(DEMO_ORG)
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    children = [subprocess.Popen([sys.executable, "-m", "mock_backend", "--host", host, "--port", str(mock_port),
-                                  "--issuer", issuer], env=env)]
-    if scripted_model:
-        children.append(subprocess.Popen([sys.executable, "-m", "mock_backend.model_server", "--host", host,
-                                          "--port", str(model_port)], env=env))
+    scripted_model = not config.model
+    children: list[subprocess.Popen] = []
     try:
-        server = make_server(create_app(config), host, port)
-        gevent.signal_handler(signal.SIGTERM, server.stop)  # so the mock backend is stopped with us
+        # Side by side, as each takes a Python start-up.
+        children.append(_start_child(["mock-backend", "--host", host, "--port", str(mock_port), "--issuer", issuer]))
+        if scripted_model:  # a model that follows a script about the demo shop, so turns run offline
+            model_port = mock_port + 1 if model_port is None else model_port
+            children.append(_start_child(["model-server", "--host", host, "--port", str(model_port)]))
+        urls = [reading.get() for reading in [gevent.spawn(_printed_url, child) for child in children]]
+        for url, what in zip(urls, ("the mock backend", "the scripted model")):
+            if url is None:
+                raise DemoCannotStart(f"{what} did not start")
+        mock = urls[0]
+        if scripted_model:
+            config = config.with_overrides(model_provider="openai", model_base_url=f"{urls[1]}/v1", model="scripted")
+        keys = prepare(config, state, mock)
         model = (f"{config.model_base_url} (a scripted model about the demo shop; set TOOLGATE_MODEL for a real one)"
                  if scripted_model else f"{config.model_provider}: {config.model}")
-        print(banner(base, mock, keys, issuer, model), flush=True)
-        server.serve_forever()
+        return serve(Server(listener, create_app(config)), ready=banner(base, mock, keys, issuer, model),
+                     grace=STOP_GRACE_SECONDS)
     finally:
+        listener.close()
         for child in children:
             child.terminate()
         for child in children:

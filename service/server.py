@@ -1,22 +1,14 @@
-"""Serving an app under gevent, with Nagle's algorithm off on every accepted socket."""
+"""The service's process under gevent: sized for thousands of waiting steps, served by the one serve loop.
+
+The loop itself (bind first, print the bound URL, TCP_NODELAY, the listen backlog, a clean stop on SIGTERM)
+lives in the top-level `serving` package, which the mock backend shares without importing the service.
+"""
 from __future__ import annotations
 
 import resource
-import socket
 
-from gevent.pywsgi import WSGIHandler, WSGIServer
-
-
-class NoDelayHandler(WSGIHandler):
-    """gevent's handler with TCP_NODELAY: without it each kept-alive request waits ~44 ms (STYLE, gevent)."""
-
-    def __init__(self, sock, address, server, rfile=None):
-        try:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        except OSError:  # not a TCP socket (a unix socket, say)
-            pass
-        super().__init__(sock, address, server, rfile)
-
+from serving import Server
+from serving import make_server as _make_server
 
 #: Threads gevent may use for blocking name lookups. Its default of 10 lets ten lookups that never answer
 #: stall every other call's resolution; each lookup already has its own budget inside the call deadline.
@@ -47,15 +39,6 @@ def raise_open_files(want: int = OPEN_FILES) -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
 
 
-#: Connections the kernel queues before they are accepted. A burst of a few hundred new connections overflows
-#: gevent's default and drops SYNs (each costs its client a 1 s retry); the kernel caps it at net.core.somaxconn.
-LISTEN_BACKLOG = 2048
-
-
-def make_server(app, host: str, port: int) -> WSGIServer:
-    """A gevent WSGI server for `app` (port 0 picks a free one: read `server.server_port`)."""
-    return WSGIServer((host, port), app, handler_class=NoDelayHandler, log=None, backlog=LISTEN_BACKLOG)
-
-
-def serve_app(app, host: str, port: int) -> None:
-    make_server(app, host, port).serve_forever()
+def make_server(app, host: str, port: int) -> Server:
+    """A server for `app`, bound now but not yet serving (port 0 picks a free one: read `server.server_port`)."""
+    return _make_server(app, host, port)

@@ -12,6 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
+    import socket
+
     from flask import Flask
 
 #: Concurrent connections one worker serves; a step's own fan-out is outbound and not counted here. Above an
@@ -30,22 +32,28 @@ def _patch_database_driver() -> None:
     patch_psycopg()
 
 
-def serve_workers(factory: Callable[[], "Flask"], host: str, port: int, workers: int) -> None:
-    """Run `factory`'s app under gunicorn with `workers` gevent worker processes until stopped."""
+def serve_workers(factory: Callable[[], "Flask"], listener: socket.socket, workers: int) -> None:
+    """Run `factory`'s app under gunicorn with `workers` gevent worker processes on `listener` (already bound,
+    so the URL printed before this is the true one) until stopped: SIGTERM is a graceful stop."""
     from gunicorn.app.base import BaseApplication
 
-    from .server import LISTEN_BACKLOG
+    from serving import LISTEN_BACKLOG
+
+    from .limits import STOP_GRACE_SECONDS
+
+    fd = listener.detach()  # gunicorn owns the socket from here (it closes the number it is given)
 
     class _Toolgate(BaseApplication):
         def load_config(self) -> None:
             settings = {
-                "bind": f"{host}:{port}",
+                "bind": f"fd://{fd}",  # our bound socket: the printed URL is already true
                 "workers": workers,
                 "worker_class": "gevent",
                 "worker_connections": WORKER_CONNECTIONS,
                 "backlog": LISTEN_BACKLOG,
                 "keepalive": KEEPALIVE_SECONDS,
                 "timeout": WORKER_TIMEOUT_SECONDS,
+                "graceful_timeout": STOP_GRACE_SECONDS,
                 "accesslog": None,
                 "preload_app": False,  # each worker opens its own database connections after the fork
                 "post_fork": lambda _server, _worker: _patch_database_driver(),

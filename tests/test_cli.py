@@ -1,16 +1,31 @@
 """The `toolgate` command as outside clients use it: a real process, JSON on stdout."""
+import contextlib
 import json
 import os
+import re
+import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
+from unittest import mock
+
+import click
+import gevent
+import jwt
+import pytest
+import requests
+
+from service.cli import cli as cli_group
+from service.cli import main as cli_main
 
 TOOLGATE = str(Path(sys.executable).with_name("toolgate"))
+SECRET = "cli-test-secret"
 
 
 def toolgate(*args, env=None, check=True):
     result = subprocess.run([TOOLGATE, *args], capture_output=True, text=True, timeout=60,
-                            env={**os.environ, "TOOLGATE_SECRET_KEY": "cli-test-secret", **(env or {})})
+                            env={**os.environ, "TOOLGATE_SECRET_KEY": SECRET, **(env or {})})
     if check:
         assert result.returncode == 0, result.stderr
     return result
@@ -51,3 +66,130 @@ def test_importing_the_service_package_imports_nothing_gevent_must_patch_first()
              "('peewee', 'playhouse', 'psycopg2', 'gevent', 'requests', 'urllib3', 'flask', 'jwt')))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout.strip() == "[]"
+
+
+# --- One CLI: every sub-command is a click command with real help under `toolgate` ---------------------------
+
+def _commands(group, path=()):
+    """Every leaf command of the `toolgate` group, with its path of names."""
+    for name, command in group.commands.items():
+        if hasattr(command, "commands"):
+            yield from _commands(command, (*path, name))
+        else:
+            yield (*path, name), command
+
+
+LEAVES = sorted(_commands(cli_group), key=lambda leaf: leaf[0])
+
+
+@pytest.mark.parametrize("path, command", LEAVES, ids=[" ".join(path) for path, _ in LEAVES])
+def test_every_sub_command_has_real_help_under_toolgate(path, command, capsys):
+    assert cli_main([*path, "--help"]) == 0
+    shown = capsys.readouterr().out
+    assert shown.lower().startswith(f"usage: toolgate {' '.join(path)}")
+    if path == ("conformance",):  # argparse's own help, named for where it runs
+        assert "{endpoint,platform,list}" in shown
+        return
+    for option in (p for p in command.params if isinstance(p, click.Option)):
+        assert option.help, f"toolgate {' '.join(path)} {option.opts[0]} has no help"
+        assert option.opts[-1] in shown
+
+
+@pytest.mark.parametrize("suite, option", [("platform", "--admin-key"), ("endpoint", "--jwks-port"),
+                                           ("list", "--area")])
+def test_conformance_sub_commands_are_named_toolgate_conformance(suite, option, capsys):
+    assert cli_main(["conformance", suite, "--help"]) == 0
+    shown = capsys.readouterr().out
+    assert shown.startswith(f"usage: toolgate conformance {suite}") and option in shown
+
+
+def test_the_console_script_shows_the_mocks_own_options():
+    shown = toolgate("mock-backend", "--help").stdout
+    assert shown.startswith("Usage: toolgate mock-backend [OPTIONS]")
+    assert "--issuer ISS" in shown and "accept-alg-none" in shown and "0 picks a free one" in shown
+
+
+# --- One serve loop: bound first, the URL with the real port, a clean stop on SIGTERM or SIGINT -------------
+
+#: How long a stopped server may take to exit; past it the test fails.
+STOP_BOUND_SECONDS = 20
+LISTENING = re.compile(r"listening on (http://127\.0\.0\.1:(\d+))")
+
+
+@contextlib.contextmanager
+def started(*args, env=None):
+    """`toolgate ARGS` running; yields (process, URL it printed). Always stopped."""
+    process = subprocess.Popen([TOOLGATE, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "TOOLGATE_SECRET_KEY": SECRET, **(env or {})})
+    try:
+        with gevent.Timeout(60):
+            line = process.stdout.readline()
+        found = LISTENING.search(line)
+        assert found and found.group(2) != "0", line + process.stderr.read() if not found else line
+        yield process, found.group(1)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        process.stdout.close()
+        process.stderr.close()
+
+
+def stopped_by(process, signum) -> int:
+    process.send_signal(signum)
+    return process.wait(timeout=STOP_BOUND_SECONDS)
+
+
+def _migrated_with_org(tmp_path) -> tuple[str, str]:
+    """A SQLite database made in this process (the `migrate` and `org create` commands are tested above), with
+    organization acme; (its URL, acme's admin key)."""
+    from service.config import Config
+    from service.database import db, open_database
+    from service.migrations import migrate
+    from service.setup import create_organization_with_keys
+
+    url = f"sqlite:///{tmp_path / 'serve.db'}"
+    open_database(url)
+    with db.connection_context():
+        migrate()
+        admin_key = create_organization_with_keys(Config(database_url=url, secret_key=SECRET), "acme")
+    return url, admin_key
+
+
+def test_serve_on_port_zero_prints_the_bound_url_and_stops_cleanly_on_sigterm(tmp_path):
+    database, admin_key = _migrated_with_org(tmp_path)
+    environment = {k: v for k, v in os.environ.items() if k != "TOOLGATE_PUBLIC_URL"}
+    with mock.patch.dict(os.environ, environment, clear=True), \
+            started("serve", "--port", "0", "--database", database) as (process, url):
+        assert requests.get(f"{url}/healthz", timeout=10).status_code == 200
+        # The public URL defaults to the URL actually bound, so issuers carry the real port.
+        minted = requests.post(f"{url}/v1/session-tokens", json={"subject": "alice"}, timeout=10,
+                               headers={"Authorization": f"Bearer {admin_key}"})
+        assert minted.status_code == 201, minted.text
+        assert jwt.decode(minted.json()["token"], options={"verify_signature": False})["iss"] == f"{url}/orgs/acme"
+        assert stopped_by(process, signal.SIGTERM) == 0
+
+
+def test_serve_with_workers_listens_on_the_socket_it_bound_first(tmp_path):
+    database, _ = _migrated_with_org(tmp_path)
+    with started("serve", "--port", "0", "--workers", "1", "--database", database) as (process, url):
+        assert requests.get(f"{url}/healthz", timeout=30, headers={"Connection": "close"}).status_code == 200
+        assert stopped_by(process, signal.SIGTERM) == 0
+
+
+def test_serve_on_a_taken_port_says_so_and_exits_2():
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        result = toolgate("serve", "--port", str(taken.getsockname()[1]), check=False)
+    assert result.returncode == 2 and "cannot listen on 127.0.0.1" in result.stderr
+
+
+@pytest.mark.parametrize("args, signum", [
+    (("mock-backend", "--port", "0", "--issuer", "https://iss.example/orgs/a"), signal.SIGTERM),
+    (("model-server", "--port", "0"), signal.SIGINT),  # the same loop: Ctrl-C stops it as cleanly
+], ids=["mock-backend", "model-server"])
+def test_the_mock_servers_on_port_zero_print_the_bound_url_and_stop_cleanly(args, signum):
+    with started(*args) as (process, url):
+        assert requests.get(f"{url}/_health", timeout=10).status_code == 200
+        assert stopped_by(process, signum) == 0

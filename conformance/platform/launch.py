@@ -1,5 +1,9 @@
 """Starting a platform and a mock backend for the suite, as processes, on free loopback ports.
 
+Each is started with `--port 0`: it binds a free port itself and prints the URL it bound, in the
+line "… listening on http://HOST:PORT …", which the kit reads. No port is guessed, so none can be
+taken by another process between the guess and the bind.
+
 `toolgate conformance platform` without `--url` checks a platform of its own: a fresh SQLite
 database in a temporary directory, one organization, an admin and an agent key, `toolgate serve`
 allowed to call loopback (where the mock listens), and `toolgate mock-backend` trusting that
@@ -15,17 +19,14 @@ import os
 import re
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
 import gevent
-import requests
 
 from conformance.platform.budgets import START_SECONDS
 from conformance.runner import CouldNotRun
@@ -34,9 +35,10 @@ ORG = "conformance"
 LOOPBACK = "127.0.0.1"
 #: `toolgate serve` may call these besides public addresses: the mock listens on loopback.
 ALLOWED_NETWORKS = "127.0.0.0/8"
-MOCK_LISTENING = re.compile(r"listening on (http://\S+)")
-#: Attempts at a free port for `toolgate serve`, which must be told its port (and issuer) up front.
-SERVE_ATTEMPTS = 3
+#: The line a `toolgate` server prints once bound, with the URL it listens on.
+LISTENING = re.compile(r"listening on (http://\S+)")
+#: How often the kit looks at a starting server's output for that line.
+POLL_SECONDS = 0.05
 #: How long a stopped process gets to exit before it is killed.
 STOP_SECONDS = 10
 LOG_TAIL_CHARS = 2_000
@@ -64,11 +66,13 @@ def toolgate_command() -> str:
     return found
 
 
-def free_port() -> int:
-    """A port free on loopback right now."""
-    with socket.socket() as probe:
-        probe.bind((LOOPBACK, 0))
-        return probe.getsockname()[1]
+def _head(path: Path) -> str:
+    """The start of a log, where a server's listening line is."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as file:
+            return file.read(LOG_TAIL_CHARS)
+    except OSError:
+        return ""
 
 
 def _tail(path: Path) -> str:
@@ -99,46 +103,43 @@ def _stop(process: subprocess.Popen) -> None:
             process.wait()
 
 
-def _wait_until_answering(url: str, process: subprocess.Popen) -> bool:
-    """Poll `url` until it answers 200 (True), the process exits, or the start budget passes."""
-    deadline = time.monotonic() + START_SECONDS
-    while time.monotonic() < deadline and process.poll() is None:
-        try:
-            if requests.get(url, timeout=2).status_code == 200:
-                return True
-        except requests.RequestException:
-            pass
-        gevent.sleep(0.1)
-    return False
-
-
 @contextlib.contextmanager
+def _server(command: list[str], env: dict[str, str], log: Path, what: str) -> Iterator[str]:
+    """Run a `toolgate` server with `--port 0` among its arguments; the URL it printed once bound.
+
+    Its output goes to `log` (a file: nothing it writes later can fill a pipe and stall it), which is
+    read until the listening line appears, the process exits, or the start budget passes. The process
+    is stopped when the context closes.
+    """
+    with open(log, "wb") as sink:
+        process = subprocess.Popen(command, env=env, stdout=sink, stderr=subprocess.STDOUT)
+    try:
+        found = None
+        with gevent.Timeout(START_SECONDS, False):
+            while found is None and process.poll() is None:
+                gevent.sleep(POLL_SECONDS)
+                found = LISTENING.search(_head(log))
+        if found is None or process.poll() is not None:
+            state = "exited" if process.poll() is not None else f"said nothing in {START_SECONDS:g} s"
+            raise CouldNotRun(f"{what} did not start ({state}): {_tail(log) or 'no output'}")
+        yield found.group(1)
+    finally:
+        _stop(process)
+
+
 def _serve(toolgate: str, env: dict[str, str], database: str, workdir: Path,
-           public_url: str | None) -> Iterator[str]:
-    """`toolgate serve` on a free port, retried if another process takes the port first; its URL.
+           public_url: str | None) -> contextlib.AbstractContextManager[str]:
+    """`toolgate serve` on a free port; its URL.
 
     The issuer is `{public URL}/orgs/{slug}`, computed when serving, so the organization created
-    before the port was known still gets the right one. The public URL is the platform's own
-    unless it is reached through something in front of it.
+    before the port was known still gets the right one. The public URL is the platform's own (the
+    URL it prints) unless it is reached through something in front of it.
     """
-    for attempt in range(SERVE_ATTEMPTS):
-        port = free_port()
-        url = f"http://{LOOPBACK}:{port}"
-        public = public_url or url
-        log = workdir / f"serve-{attempt}.log"
-        with open(log, "wb") as sink:
-            process = subprocess.Popen([toolgate, "serve", "--host", LOOPBACK, "--port", str(port),
-                                        "--database", database, "--public-url", public],
-                                       env={**env, "TOOLGATE_PUBLIC_URL": public}, stdout=sink,
-                                       stderr=subprocess.STDOUT)
-        try:
-            if _wait_until_answering(f"{url}/orgs/{ORG}/.well-known/jwks.json", process):
-                yield url
-                return
-        finally:
-            _stop(process)
-        if attempt == SERVE_ATTEMPTS - 1 or "address already in use" not in _tail(log).lower():
-            raise CouldNotRun(f"`toolgate serve` did not start on {url}: {_tail(log)}")
+    command = [toolgate, "serve", "--host", LOOPBACK, "--port", "0", "--database", database]
+    env = {name: value for name, value in env.items() if name != "TOOLGATE_PUBLIC_URL"}
+    if public_url:
+        command += ["--public-url", public_url]
+    return _server(command, env, workdir / "serve.log", "`toolgate serve`")
 
 
 def _create_organization(toolgate: str, env: dict[str, str], database: str) -> tuple[str, str]:
@@ -156,18 +157,12 @@ def mock_backend(issuer: str, toolgate: str | None = None) -> Iterator[str]:
     """`toolgate mock-backend` on a free loopback port, trusting `issuer`; its URL."""
     command = [toolgate or toolgate_command(), "mock-backend", "--host", LOOPBACK, "--port", "0",
                "--issuer", issuer]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    workdir = Path(tempfile.mkdtemp(prefix="toolgate-conformance-mock-"))
     try:
-        line = ""
-        with gevent.Timeout(START_SECONDS, False):
-            line = process.stdout.readline()
-        found = MOCK_LISTENING.search(line)
-        if found is None:
-            raise CouldNotRun(f"the mock backend did not start: {line.strip() or 'no output'}")
-        yield found.group(1)
+        with _server(command, dict(os.environ), workdir / "mock.log", "the mock backend") as url:
+            yield url
     finally:
-        _stop(process)
-        process.stdout.close()
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 @contextlib.contextmanager

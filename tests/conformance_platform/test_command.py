@@ -15,8 +15,8 @@ import pytest
 
 from conformance.cli import main
 from conformance.platform import SUITE
-from conformance.platform.launch import free_port
 
+from tests.conformance.helpers import free_port
 from tests.conformance_platform.modes import ALL
 
 TOOLGATE = str(Path(sys.executable).with_name("toolgate"))

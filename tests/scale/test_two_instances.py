@@ -52,7 +52,7 @@ def _wait_until_up(url: str, process: subprocess.Popen) -> None:
         try:
             if requests.get(url + "/openapi.json", timeout=2).status_code == 200:
                 return
-        except requests.ConnectionError:
+        except requests.RequestException:  # refused, or (bound first, app still building) not yet answered
             pass
         time.sleep(0.2)
     raise AssertionError(f"{url} did not come up")
