@@ -76,7 +76,7 @@ def _denial(exc: BaseException | None) -> str | None:
         if exc is None:
             return None
         if isinstance(exc, AddressDenied):
-            return str(exc).split(": ", 1)[-1]
+            return str(exc).split(" may not be reached: ", 1)[-1]
         inner = getattr(exc, "reason", None)  # urllib3's MaxRetryError
         if not isinstance(inner, BaseException):
             inner = exc.args[0] if exc.args and isinstance(exc.args[0], BaseException) else exc.__cause__

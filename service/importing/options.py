@@ -56,7 +56,7 @@ class ImportOptions:
             else:
                 found.append(violation("operations", "field-type"))
                 operations = None
-        if (values["document"] is None) == (values["url"] is None):
+        if (data.get("document") is None) == (data.get("url") is None):
             found.append(violation("document", "document-required"))
         if found:
             raise invalid(found)
