@@ -18,6 +18,10 @@ from ..errors import ServiceError
 from ..registry.rules import violation
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+#: An anchor is `&` and a name of letters, digits, `-` and `_` (PyYAML's scanners, C and Python, take no other).
+#: Text where that sequence appears nowhere, in content or not, defines no anchor, so it has no alias and its
+#: expansion is what it says: it is checked as plainly as JSON. Any other text gets the node check.
+_MAYBE_ANCHOR = re.compile(r"&[0-9A-Za-z_-]")
 _VERSION = re.compile(r"3\.([01])(\.\d+)?([-+].*)?")
 _DETAIL_CHARS = 300
 
@@ -79,6 +83,10 @@ def _load_yaml(text: str) -> Any:
             node = loader.get_single_node()
             if node is None:
                 return None
+            if _MAYBE_ANCHOR.search(text) is None:
+                data = loader.construct_document(node)
+                _check_plain(data)
+                return data
             _check_nodes(node)
             return loader.construct_document(node)
         except yaml.MarkedYAMLError as exc:
@@ -95,42 +103,43 @@ def _load_yaml(text: str) -> Any:
         loader.dispose()
 
 
-def _children(node: yaml.Node) -> list[yaml.Node]:
-    if isinstance(node, yaml.MappingNode):
-        return [part for pair in node.value for part in pair]
-    if isinstance(node, yaml.SequenceNode):
-        return list(node.value)
-    return []
-
-
 def _check_nodes(root: yaml.Node) -> None:
     """Refuse a node graph whose expansion has more values or levels than the bounds, or never ends.
 
-    An alias is the same node object as its anchor, so sizes and heights are memoized per node: linear in the
-    composed graph, however large its expansion. A node met again while it is being expanded is a recursive alias.
+    An alias is the same node object as its anchor, so each node's expanded size and height are worked out once,
+    from its children's: linear in the composed graph, however large its expansion. The stack holds the path being
+    expanded; a node met again while it is on that path is a recursive alias.
     """
     size: dict[int, int] = {}
     height: dict[int, int] = {}
-    open_nodes: set[int] = set()
-    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    opened: set[int] = set()
+    stack = [root]
+    mapping, scalar = yaml.MappingNode, yaml.ScalarNode
     while stack:
-        node, finished = stack.pop()
+        node = stack[-1]
         key = id(node)
-        if finished:
-            children = _children(node)
-            size[key] = 1 + sum(size[id(c)] for c in children)
-            height[key] = 1 + max((height[id(c)] for c in children), default=0)
-            if size[key] > limits.MAX_IMPORT_DOCUMENT_VALUES or height[key] > limits.MAX_IMPORT_DOCUMENT_DEPTH:
-                raise refused("document-too-complex")
-            open_nodes.discard(key)
-            continue
         if key in size:
+            stack.pop()
             continue
-        if key in open_nodes:
-            raise refused("document-too-complex", detail="An alias refers to a value that contains it.")
-        open_nodes.add(key)
-        stack.append((node, True))
-        stack.extend((child, False) for child in _children(node) if id(child) not in size)
+        if isinstance(node, scalar):
+            size[key], height[key] = 1, 1
+            stack.pop()
+            continue
+        children = [part for pair in node.value for part in pair] if isinstance(node, mapping) else node.value
+        if key not in opened:
+            opened.add(key)
+            for child in children:
+                if id(child) in opened:
+                    raise refused("document-too-complex", detail="An alias refers to a value that contains it.")
+                if id(child) not in size:
+                    stack.append(child)
+            continue
+        stack.pop()
+        opened.discard(key)
+        size[key] = 1 + sum(size[id(c)] for c in children)
+        height[key] = 1 + max((height[id(c)] for c in children), default=0)
+        if size[key] > limits.MAX_IMPORT_DOCUMENT_VALUES or height[key] > limits.MAX_IMPORT_DOCUMENT_DEPTH:
+            raise refused("document-too-complex")
 
 
 def _check_plain(data: Any) -> None:

@@ -11,6 +11,8 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+import gevent
+
 from .. import limits
 from ..database import released, retry_transient, write_transaction
 from ..dispatch import AddressGuard
@@ -66,20 +68,10 @@ def run_import(organization: Organization, data: Any, actor: str, *, guard: Addr
             text = fetch_document(options.url, guard=guard, deadline=deadline)
     else:
         text = options.document
-    document = read_document(text)
-    base = options.url  # a relative server URL is relative to where the document was fetched from
-    resolver = Resolver(document)
+    # Reading and mapping are plain CPU work that can take seconds on a large YAML document: on a thread of its
+    # own, the gevent hub (every other request and call of this worker) keeps running alongside it.
+    document, context, planned = gevent.get_hub().threadpool.apply(_read_and_map, (text, options))
     project = _project(organization, options.project)
-    context = Context(resolver=resolver, chosen_url=chosen_server(document, options.server, base),
-                      default_url=first_server(document.get("servers") or [{"url": "/"}], base),
-                      server_of=lambda servers: first_server(servers, base),
-                      subject_parameter=options.subject_parameter, security=document.get("security"),
-                      project=options.project)
-    planned = [_plan(op, context) for op in _operations(document, resolver)]
-    _choose(planned, options.operations)
-    if options.subject_parameter and not any(
-            p.mapped.registration and p.mapped.registration["scope"] == "per_user" for p in planned):
-        raise refused("subject-parameter-unknown", field="subject_parameter")
     _check_names(organization, planned, options.update_existing, project)
     if options.apply:
         ready = [p for p in planned if p.status == READY]
@@ -92,6 +84,24 @@ def run_import(organization: Organization, data: Any, actor: str, *, guard: Addr
                 else:
                     p.status = CREATED
     return {"document": _summary(document, context), "operations": [p.view() for p in planned]}
+
+
+def _read_and_map(text: str, options: ImportOptions) -> tuple[dict[str, Any], Context, list[Planned]]:
+    """The document, what its operations share, and each operation mapped and chosen. No database, no network."""
+    document = read_document(text)
+    base = options.url  # a relative server URL is relative to where the document was fetched from
+    resolver = Resolver(document)
+    context = Context(resolver=resolver, chosen_url=chosen_server(document, options.server, base),
+                      default_url=first_server(document.get("servers") or [{"url": "/"}], base),
+                      server_of=lambda servers: first_server(servers, base),
+                      subject_parameter=options.subject_parameter, security=document.get("security"),
+                      project=options.project)
+    planned = [_plan(op, context) for op in _operations(document, resolver)]
+    _choose(planned, options.operations)
+    if options.subject_parameter and not any(
+            p.mapped.registration and p.mapped.registration["scope"] == "per_user" for p in planned):
+        raise refused("subject-parameter-unknown", field="subject_parameter")
+    return document, context, planned
 
 
 def _operations(document: dict[str, Any], resolver: Resolver) -> list[Operation | Planned]:

@@ -147,7 +147,10 @@ def _text(value: Any) -> str:
 
 
 def _shown(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)[:100]
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)[:100]
+    except (ValueError, RecursionError):  # a value nested past what the encoder holds, or containing itself
+        return "…"
 
 
 def _notes(flat: dict[str, Any]) -> str:
