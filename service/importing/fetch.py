@@ -16,7 +16,7 @@ from .. import limits
 from ..dispatch import AddressGuard, CallOutcome
 from ..dispatch.connection import AddressDenied
 from ..dispatch.failures import REFUSED, RESPONSE_TOO_BIG, RETURNED_NOTHING, TIMED_OUT
-from ..dispatch.reading import CHUNK_BYTES, charset_of, read_text
+from ..dispatch.reading import CHUNK_BYTES, charset_of, decoded_chunks, read_text
 from ..dispatch.transport import session_for, within_deadline
 from ..errors import ServiceError
 from .document import refused
@@ -44,7 +44,9 @@ def fetch_document(url: Any, *, guard: AddressGuard, deadline: float = limits.CA
         try:
             if not 200 <= response.status_code < 300:
                 return CallOutcome(REFUSED, http_code=response.status_code)
-            chunks = response.raw.stream(CHUNK_BYTES, decode_content=True)
+            # The platform's own decoder, as a call's body is read: a compressed chunk expands one chunk at a time.
+            chunks = decoded_chunks(response.raw.stream(CHUNK_BYTES, decode_content=False),
+                                    response.headers.get("Content-Encoding"))
             text = read_text(chunks, charset_of(response.headers.get("Content-Type")), cap)
             if text is None:
                 return CallOutcome(RESPONSE_TOO_BIG, http_code=response.status_code)
@@ -94,5 +96,5 @@ def _unfetchable(outcome: CallOutcome, deadline: float) -> ServiceError:
             if 300 <= outcome.http_code < 400 else ""
         detail = f"It answered HTTP {outcome.http_code}{redirect}."
     else:
-        detail = "The connection failed."
+        detail = "The connection failed, or its answer could not be read."
     return refused("url-unfetchable", field="url", detail=detail)

@@ -16,7 +16,7 @@ import gevent
 from .. import limits
 from ..database import released, retry_transient, write_transaction
 from ..dispatch import AddressGuard
-from ..errors import Violation, invalid
+from ..errors import Violation, concurrent_change, invalid
 from ..models import Organization, Project, Tool, ToolDraft
 from ..ops import audit
 from ..registry.rules import violation
@@ -202,7 +202,7 @@ def write_drafts(organization: Organization, ready: list[Planned], project: Proj
     """
     outcomes: dict[str, Any] = {}
     written: dict[str, Any] = {}
-    with unique_or(violation("name", "name-taken")), write_transaction():
+    with unique_or(concurrent_change()), write_transaction():
         names = [p.mapped.tool for p in ready]
         existing = {t.name: t for t in Tool.select().where(Tool.organization == organization, Tool.name.in_(names))}
         for p in ready:
