@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 def register(app: "Flask") -> None:
     """Mount the dashboard at / on `app`. With no secret configured, its pages say why no one can sign in."""
     from .. import app_config
-    from . import account, call_log, history, openapi, playground, projects, tools  # noqa: F401  (each adds its views to the blueprint)
+    # Each module adds its views to the blueprint.
+    from . import account, call_log, history, openapi, playground, projects, tools  # noqa: F401
     from .signin import configure
     from .web import blp
 

@@ -243,7 +243,8 @@ def _checked(data: dict[str, Any], params: list[_Param], mapped: Mapped) -> dict
     while True:  # each round leaves out at least one parameter, so it ends
         candidate = {**data, "parameters": [p.data for p in kept]}
         mapped.definition, found = check_definition(candidate, extra_fields=REGISTRATION_FIELDS)
-        optional = {i for i in map(_parameter_index, (v.field for v in found)) if i is not None and not kept[i].required}
+        indexes = (_parameter_index(v.field) for v in found)
+        optional = {i for i in indexes if i is not None and not kept[i].required}
         if not optional:
             mapped.errors.extend(_with_sources(found, kept))
             return candidate

@@ -110,7 +110,8 @@ def test_a_server_that_does_not_answer_in_time_is_given_up_on(site):
 def test_a_port_where_nobody_listens_is_unfetchable():
     with serving() as base:
         pass
-    assert fetch_refusal(f"{base}/openapi.json").message.endswith("The connection failed, or its answer could not be read.")
+    message = fetch_refusal(f"{base}/openapi.json").message
+    assert message.endswith("The connection failed, or its answer could not be read.")
 
 
 def test_the_api_imports_from_an_address_and_resolves_relative_servers_against_it(database_url, site):
