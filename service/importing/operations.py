@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .. import limits
+from ..definition import METHODS as TOOL_METHODS
 from ..definition import SUBJECT, ToolDefinition
 from ..errors import Violation
 from ..registry import REGISTRATION_FIELDS
@@ -98,7 +99,7 @@ def describe(*parts: Any, separator: str = "\n\n") -> str:
 def map_operation(operation: Operation, context: Context) -> Mapped:
     """The registration data `operation` becomes, checked by the registry's rules."""
     mapped = Mapped(tool=tool_name(operation))
-    if operation.method not in ("GET", "POST", "PUT", "PATCH", "DELETE"):
+    if operation.method not in TOOL_METHODS:
         mapped.errors.append(violation("method", "method-unsupported"))
         return mapped
     params: list[_Param] = []

@@ -60,17 +60,17 @@ def run_import(organization: Organization, data: Any, actor: str, *, guard: Addr
                deadline: float = limits.CALL_DEADLINE_SECONDS) -> dict[str, Any]:
     """Preview, or with `apply`, import the operations of an OpenAPI document as drafts (CONTRACT "Import").
 
-    A document fetched from `url` is fetched with the database connection handed back, under the call deadline.
+    The request's database connection is handed back while the document is fetched (under the call deadline) and
+    read, and taken again to check names and write.
     """
     options = ImportOptions.parse(data)
-    if options.url is not None:
-        with released():
-            text = fetch_document(options.url, guard=guard, deadline=deadline)
-    else:
+    with released():
         text = options.document
-    # Reading and mapping are plain CPU work that can take seconds on a large YAML document: on a thread of its
-    # own, the gevent hub (every other request and call of this worker) keeps running alongside it.
-    document, context, planned = gevent.get_hub().threadpool.apply(_read_and_map, (text, options))
+        if options.url is not None:
+            text = fetch_document(options.url, guard=guard, deadline=deadline)
+        # Reading and mapping are plain CPU work that can take seconds on a large YAML document: on a thread of
+        # its own, the gevent hub (every other request and call of this worker) keeps running alongside it.
+        document, context, planned = gevent.get_hub().threadpool.apply(_read_and_map, (text, options))
     project = _project(organization, options.project)
     _check_names(organization, planned, options.update_existing, project)
     if options.apply:
