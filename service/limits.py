@@ -69,3 +69,18 @@ MAX_DESCRIPTION_CHARS = 4_096
 MAX_DISPLAY_NAME_CHARS = 200
 MAX_PARAMETERS = 64
 MAX_REQUEST_BYTES = 1_048_576
+
+# Importing an OpenAPI document (service/importing).
+#: The largest OpenAPI document an import reads, in bytes, however it arrives. A pasted or uploaded document also
+#: rides in a request body, which TOOLGATE_MAX_REQUEST_BYTES (1 MiB by default) bounds first with a 413; a larger
+#: one is imported from its address (`url`), fetched by the service up to this size. Parsing runs on the worker's
+#: own time, so this also bounds how long one import holds it (bench/importing.py measures it).
+MAX_IMPORT_DOCUMENT_BYTES = 4_194_304
+#: The most values (each scalar, list and mapping; a YAML alias counted again at every use) a document may expand
+#: to, and the deepest it may nest: a billion-laughs document is refused before anything walks it.
+MAX_IMPORT_DOCUMENT_VALUES = 1_000_000
+MAX_IMPORT_DOCUMENT_DEPTH = 100
+#: The most operations one import maps; a document with more is refused whole rather than cut short.
+MAX_IMPORT_OPERATIONS = 1_000
+#: The most `$ref` hops followed to reach one value; a longer chain is refused as if it looped.
+MAX_IMPORT_REF_HOPS = 32

@@ -36,8 +36,9 @@ REQUESTS = frozenset({"initialize", "ping", "tools/list", "tools/call"})
 INSTRUCTIONS = (
     "Toolgate keeps your organization's HTTP tools: the definitions a model calls. With these tools you can read "
     "tools and projects, validate a definition, register a tool, save its draft, start a new draft from the latest "
-    "published version and pin a tool into a project's draft. Everything you write goes to a draft and is recorded "
-    "as done by your key. Publishing is a person's deliberate step in the dashboard and cannot be done here."
+    "published version, import an OpenAPI document's operations as drafts and pin a tool into a project's draft. "
+    "Everything you write goes to a draft and is recorded as done by your key. Publishing is a person's deliberate "
+    "step in the dashboard and cannot be done here."
 )
 
 _READ_CHUNK_BYTES = 65_536

@@ -112,6 +112,29 @@ PIN = {
     "additionalProperties": False,
 }
 
+IMPORT = {
+    "type": "object",
+    "properties": {
+        "document": {"type": "string", "description": "The OpenAPI 3.0 or 3.1 document itself, JSON or YAML."},
+        "url": {"type": "string", "description": "Or where to fetch it from (an http or https address)."},
+        "server": {"type": ["string", "integer"],
+                   "description": "One of the document's servers (its URL or index) or any absolute address; "
+                                  "default: each operation's own servers, else the document's first."},
+        "subject_parameter": {"type": "string",
+                              "description": "The parameter that names the person, such as userId: it becomes the "
+                                             "reserved subject, filled from the session, and the tool per-user."},
+        "project": {"type": "string", "description": "The project the new tools belong to."},
+        "operations": {"type": "array", "items": {"type": "string"},
+                       "description": 'The operations to import, by operationId or "METHOD /path"; default: every '
+                                      "one that is ready."},
+        "apply": {"type": "boolean", "default": False,
+                  "description": "false: a preview that writes nothing. true: write the drafts."},
+        "update_existing": {"type": "boolean", "default": False,
+                            "description": "A tool that already exists gets a new draft instead of being refused."},
+    },
+    "additionalProperties": False,
+}
+
 _JSON_TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "object": dict,
                "array": list, "null": type(None)}
 

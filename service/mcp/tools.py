@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from peewee import IntegrityError
 
-from .. import registry
+from .. import importing, registry
 from ..api.auth import POWERS, READ, WRITE_DRAFTS
 from ..database import write_transaction
 from ..errors import ServiceError, concurrent_change, forbidden, invalid
@@ -104,6 +104,14 @@ def _start_draft(principal: registry.Principal, arguments: dict[str, Any]) -> di
     return registry.tool_view(registry.get_tool(principal.organization, arguments["name"]))
 
 
+def _import_openapi(principal: registry.Principal, arguments: dict[str, Any]) -> dict[str, Any]:
+    from flask import current_app  # the deployment's address guard and call deadline, as the REST API uses
+
+    dispatcher = current_app.extensions["toolgate_dispatcher"]
+    return importing.run_import(principal.organization, arguments, principal.actor, guard=dispatcher.guard,
+                                deadline=dispatcher.config.call_deadline_seconds)
+
+
 def _list_projects(principal: registry.Principal, arguments: dict[str, Any]) -> dict[str, Any]:
     return {"projects": [registry.project_view(p) for p in registry.list_projects(principal.organization)]}
 
@@ -172,6 +180,16 @@ TOOLS: tuple[AgentTool, ...] = (
         "been published. A tool has at most one draft: if it already has one, save that draft instead. The new "
         "draft changes nothing that projects use until a person publishes it.",
         schemas.TOOL_NAME, _start_draft, WRITE_DRAFTS, read_only=False),
+    AgentTool(
+        "import_openapi", "Import tools from an OpenAPI document",
+        "Turns the operations of an OpenAPI 3.0 or 3.1 document (the text, or its http or https address) into tool "
+        "drafts, one tool per operation. By default it is a preview that writes nothing: each operation comes back "
+        "ready (with the definition it would become), refused (with every rule it breaks, in the platform's "
+        "sentences) or skipped, and not_carried lists the optional parts a tool cannot send (headers, cookies, "
+        "nested objects, the operation's own auth). Name subject_parameter (such as userId) to make the tools that "
+        "take it per-user. Call again with apply true, and operations to choose, to write the drafts. Importing "
+        "never publishes, and a name already taken is refused unless update_existing asks for a new draft.",
+        schemas.IMPORT, _import_openapi, WRITE_DRAFTS, read_only=False, strict=False),
     AgentTool(
         "list_projects", "List projects",
         "Lists your organization's projects, each with its draft version's pins (which tool, and which published "

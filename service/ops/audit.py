@@ -33,12 +33,15 @@ REGISTER, SAVE, PUBLISH, START_DRAFT, RELABEL = "register", "save", "publish", "
 PROJECT_CREATE, PROJECT_PIN = "project-create", "project-pin"
 PROJECT_START_DRAFT, PROJECT_PUBLISH = "project-start-draft", "project-publish"
 KEY_ROTATE, API_KEY_CREATE = "key-rotate", "api-key-create"
+#: One import of an OpenAPI document: every draft it wrote, as one record (its `after` names them all).
+IMPORT = "import"
 ACTIONS = (REGISTER, SAVE, PUBLISH, START_DRAFT, RELABEL, PROJECT_CREATE, PROJECT_PIN, PROJECT_START_DRAFT,
-           PROJECT_PUBLISH, KEY_ROTATE, API_KEY_CREATE)
+           PROJECT_PUBLISH, KEY_ROTATE, API_KEY_CREATE, IMPORT)
 
 # Objects.
 TOOL, PROJECT, SIGNING_KEY, API_KEY = "tool", "project", "signing-key", "api-key"
-OBJECT_TYPES = (TOOL, PROJECT, SIGNING_KEY, API_KEY)
+OPENAPI_DOCUMENT = "openapi-document"
+OBJECT_TYPES = (TOOL, PROJECT, SIGNING_KEY, API_KEY, OPENAPI_DOCUMENT)
 
 #: The most records one read returns.
 MAX_PAGE = 500

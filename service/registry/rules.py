@@ -80,6 +80,47 @@ RULES: dict[str, str] = {
     "query-key-in-url": "A query parameter cannot repeat a key the URL already fixes.",
     "unbuildable": "The platform cannot build a safe request from this definition.",
     "display-name-format": "A display name is free text of at most 200 characters.",
+    # Importing an OpenAPI document (service/importing): the document, then each operation and what it carries.
+    "document-required": "Give the OpenAPI document as document, or its address as url, but not both.",
+    "document-too-large": f"The document is larger than {limits.MAX_IMPORT_DOCUMENT_BYTES:,} bytes, the most an "
+                          "import reads.",
+    "document-unreadable": "The document is neither JSON nor YAML that can be read.",
+    "document-too-complex": f"The document expands to more than {limits.MAX_IMPORT_DOCUMENT_VALUES:,} values or "
+                            f"nests deeper than {limits.MAX_IMPORT_DOCUMENT_DEPTH} levels, past what an import "
+                            "reads.",
+    "document-not-openapi": "The document is not an OpenAPI description: it needs an openapi version and its paths "
+                            "as a mapping.",
+    "swagger-unsupported": "Swagger 2.0 is not supported: convert the document to OpenAPI 3.0 or 3.1 and import "
+                           "that.",
+    "openapi-version-unsupported": "Only OpenAPI 3.0 and 3.1 documents can be imported.",
+    "too-many-operations": f"One import takes at most {limits.MAX_IMPORT_OPERATIONS:,} operations.",
+    "url-unfetchable": "The document could not be fetched from this address.",
+    "url-address-denied": "The platform may not reach this address: it is neither public nor in the allowed "
+                          "networks.",
+    "server-required": "The document names no absolute server address for its operations; give one as server.",
+    "server-unknown": "The server is one of the document's servers, by its URL or its index, or an absolute http "
+                      "or https address.",
+    "subject-parameter-unknown": "No operation of the document has a parameter of this name to carry the subject.",
+    "operation-unknown": "No operation of the document has this operationId, or this method and path.",
+    "operation-not-chosen": "This operation was not among the ones chosen.",
+    "operation-name-collision": "Another chosen operation of this document becomes a tool of the same name.",
+    "ref-remote": "A $ref to another document is not followed: only references within this document are resolved.",
+    "ref-loop": f"This $ref leads back to itself, or through more than {limits.MAX_IMPORT_REF_HOPS} others, "
+                "without reaching a value.",
+    "ref-unresolved": "This $ref points at nothing in this document.",
+    "header-not-carried": "A header parameter is not carried: a tool sends values only in the query string, the "
+                          "URL path and a JSON body.",
+    "cookie-not-carried": "A cookie parameter is not carried: a tool sends values only in the query string, the "
+                          "URL path and a JSON body.",
+    "nested-object-not-carried": "An object with fields of its own is not carried: nested shapes are not modelled "
+                                 "yet.",
+    "array-of-structures-not-carried": "An array of objects or of lists is not carried: array elements are "
+                                       "scalars.",
+    "schema-not-carried": "A value with no single type (oneOf, anyOf, not, or no type at all) is not carried.",
+    "body-not-json": "A request body that is not JSON is not carried: a tool sends its body as a JSON object.",
+    "body-not-object": "A request body is carried only as the declared fields of one JSON object.",
+    "auth-not-carried": "The operation's own credentials are not carried: each call carries the platform's signed "
+                        "assertion as its Bearer token instead.",
 }
 
 # Matched with fullmatch: `$` also matches before a final line break, so "x\n" would pass as "x".

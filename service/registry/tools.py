@@ -96,10 +96,18 @@ def register_tool(organization: Organization, data: dict[str, Any], actor: str) 
     with unique_or(taken), write_transaction():
         if Tool.select().where(Tool.organization == organization, Tool.name == definition.name).exists():
             raise conflict(taken)
-        tool = Tool.create(organization=organization, name=definition.name, display_name=display_name,
-                           project=project, created_at=now())
-        ToolDraft.create(tool=tool, definition=definition.to_dict(), revision=1, updated_at=now(), updated_by=actor)
+        tool = create_tool_in_transaction(organization, definition, display_name, project, actor)
         audit.record(organization, actor, audit.REGISTER, audit.TOOL, tool.name, after=definition.to_dict())
+    return tool
+
+
+def create_tool_in_transaction(organization: Organization, definition: ToolDefinition, display_name: str,
+                               project: Project | None, actor: str) -> Tool:
+    """Create the tool and its draft from a checked definition. The caller holds the transaction, has found the
+    name free and records the change."""
+    tool = Tool.create(organization=organization, name=definition.name, display_name=display_name, project=project,
+                       created_at=now())
+    ToolDraft.create(tool=tool, definition=definition.to_dict(), revision=1, updated_at=now(), updated_by=actor)
     return tool
 
 
@@ -147,14 +155,20 @@ def start_draft(organization: Organization, name: str, actor: str) -> ToolDraft:
     with unique_or(violation("", "draft-exists")), write_transaction():
         if draft_of(tool) is not None:
             raise refusal("draft-exists")
-        latest = latest_version(tool)
-        if latest is None:
-            raise refusal("no-published-version")
-        draft = ToolDraft.create(tool=tool, definition=latest.definition, revision=1, based_on=latest.number,
-                                 updated_at=now(), updated_by=actor)
-        audit.record(organization, actor, audit.START_DRAFT, audit.TOOL, tool.name, version=latest.number,
-                     after=latest.definition)
+        draft = start_draft_in_transaction(tool, actor)
+        audit.record(organization, actor, audit.START_DRAFT, audit.TOOL, tool.name, version=draft.based_on,
+                     after=draft.definition)
         return draft
+
+
+def start_draft_in_transaction(tool: Tool, actor: str, definition: ToolDefinition | None = None) -> ToolDraft:
+    """A new draft based on the latest published version: a copy of it, or `definition` (checked) in its place.
+    The caller holds the transaction, has found the tool without a draft and records the change."""
+    latest = latest_version(tool)
+    if latest is None:
+        raise refusal("no-published-version")
+    return ToolDraft.create(tool=tool, definition=latest.definition if definition is None else definition.to_dict(),
+                            revision=1, based_on=latest.number, updated_at=now(), updated_by=actor)
 
 
 def publish_draft_in_transaction(tool: Tool, actor: str) -> ToolVersion:

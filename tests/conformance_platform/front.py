@@ -11,6 +11,7 @@ double (between platform and mock) can re-sign assertions it tampers with.
 """
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -34,6 +35,8 @@ ROUTES = {
     "step": r"/v1/conversations/(?P<id>[^/]+)/turns/[^/]+/steps",
     "jwks": r"/orgs/[^/]+/\.well-known/jwks\.json", "rotate": r"/v1/keys/rotate", "mcp": r"/mcp",
 }
+# Before "tool", which would take `import` for a tool's name.
+ROUTES = {"import": r"/v1/tools/import", **ROUTES}
 SWAPPED_KINDS = {"refused": "returned-nothing", "returned-nothing": "refused", "response-too-big": "refused",
                  "timed-out": "transport-error", "transport-error": "timed-out", "unknown-tool": "invalid-arguments",
                  "invalid-arguments": "unknown-tool"}
@@ -124,10 +127,39 @@ class Front:
                         self.shared.model_subjects[call.get("name")] = value
             if self.on("steps-ignore-entitlements"):
                 self.entitle_everything(incoming)
+        if kind == "import" and isinstance(body, dict):
+            self.bend_import_request(incoming, body)
         if kind == "rotate" and self.on("jwks-drops-old-key"):
             token = self.admin("POST", "/v1/session-tokens", {"subject": "double"}).json()["token"]
             self.shared.retired_kids.add(jwt.get_unverified_header(token)["kid"])
         return None
+
+    def bend_import_request(self, incoming: Incoming, body: dict[str, Any]) -> None:
+        """An import that writes on a preview, or forgets which parameter names the person."""
+        if self.on("import-preview-writes"):
+            body = {**body, "apply": True}
+        if self.on("import-ignores-subject"):
+            body = {k: v for k, v in body.items() if k != "subject_parameter"}
+        incoming.body = json.dumps(body).encode()
+
+    def bend_import(self, incoming: Incoming, outgoing: Outgoing) -> Outgoing:
+        """An import that reads what it must refuse, hides why, or publishes what it wrote."""
+        answer = outgoing.json()
+        if outgoing.status == 422 and self.on("import-reads-anything"):
+            return Outgoing.of_json(200, {"operations": []})
+        if outgoing.status != 200 or not isinstance(answer, dict):
+            return outgoing
+        operations = answer.get("operations") or []
+        if self.on("import-publishes"):
+            for op in operations:
+                if op.get("status") == "created":
+                    self.admin("POST", f"/v1/tools/{op['tool']}/publish")
+        if self.on("import-silences"):
+            applied = (incoming.json() or {}).get("apply") is True
+            operations = [{**op, "errors": [], "not_carried": [],
+                           "status": ("created" if applied else "ready") if op.get("status") == "refused"
+                           else op.get("status")} for op in operations]
+        return outgoing.with_json({**answer, "operations": operations})
 
     def entitle_everything(self, incoming: Incoming) -> None:
         """Swap the session token for one of the same person carrying every entitlement ever required."""
@@ -154,6 +186,8 @@ class Front:
     def after(self, kind: str | None, params: dict[str, str], incoming: Incoming, outgoing: Outgoing) -> Outgoing:
         """The platform's answer as the faults on bend it."""
         answer, name = outgoing.json(), params.get("name")
+        if kind == "import":
+            return self.bend_import(incoming, outgoing)
         if kind in ("publish", "project-publish") and outgoing.status == 403 and self.on("agent-publishes"):
             return received(self.admin("POST", incoming.path))  # the agent's publish goes through after all
         if isinstance(answer, dict) and outgoing.status >= 400 and isinstance(answer.get("errors"), list):

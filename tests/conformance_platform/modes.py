@@ -76,6 +76,9 @@ MODES = [
          back={"sequential": "_parallel_overlap_"}),
     Mode("sequential-calls", frozenset({"parallel/calls-overlap", "session-start/in-parallel"}),
          back={"sequential": True}),
+    Mode("import", area("import"), front={
+        "import-preview-writes": True, "import-ignores-subject": True, "import-reads-anything": True,
+        "import-silences": True, "import-publishes": True}),
     # Last: it rotates the organization's key, and waits on the mock's key-cache cooldown.
     Mode("assertion", area("assertion"), front={"jwks-uncacheable": True, "jwks-drops-old-key": True}, back={
         "add-cookie": "_assertion_forwarded_",

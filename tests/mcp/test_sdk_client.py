@@ -18,7 +18,7 @@ from .conftest import key_id
 
 SCENARIO = Path(__file__).with_name("sdk_scenario.py")
 AGENT_TOOLS = {"list_tools", "get_tool", "validate_definition", "register_tool", "save_draft", "start_draft",
-               "list_projects", "pin_tool"}
+               "import_openapi", "list_projects", "pin_tool"}
 
 
 def run_scenario(url: str, key: str, prefix: str, project: str) -> dict:

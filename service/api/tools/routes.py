@@ -1,15 +1,24 @@
 """/v1/tools: register, read, relabel, save the draft, start a draft, publish, read a published version."""
 from __future__ import annotations
 
-from flask import request
+from flask import current_app, request
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
-from ... import registry
+from ... import importing, registry
 from ..auth import PUBLISH, READ, WRITE_DRAFTS, current_principal, requires
 from ..body import json_body
 from ..schemas import ProblemSchema, VersionNumberSchema
-from .schemas import RegistrationSchema, RelabelSchema, ToolListSchema, ToolQuerySchema, ToolSchema, VersionSchema
+from .schemas import (
+    ImportResultSchema,
+    ImportSchema,
+    RegistrationSchema,
+    RelabelSchema,
+    ToolListSchema,
+    ToolQuerySchema,
+    ToolSchema,
+    VersionSchema,
+)
 
 blp = Blueprint("tools", __name__, url_prefix="/v1/tools", description="Tool definitions, drafts and versions.")
 
@@ -41,6 +50,20 @@ class ToolViews(MethodView):
         principal = current_principal()
         tool = registry.register_tool(principal.organization, json_body(), principal.actor)
         return _with_etag(registry.tool_view(tool), 201)
+
+
+@blp.route("/import")
+class ToolImportViews(MethodView):
+    @blp.doc(requestBody={"content": {"application/json": {"schema": ImportSchema}}})
+    @blp.response(200, ImportResultSchema)
+    @blp.alt_response(422, **ERRORS)
+    @requires(WRITE_DRAFTS)
+    def post(self):
+        """Import tools from an OpenAPI document: a preview, or with apply, their drafts"""
+        principal = current_principal()
+        dispatcher = current_app.extensions["toolgate_dispatcher"]
+        return importing.run_import(principal.organization, json_body(), principal.actor, guard=dispatcher.guard,
+                                    deadline=dispatcher.config.call_deadline_seconds)
 
 
 @blp.route("/<name>")

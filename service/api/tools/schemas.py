@@ -2,6 +2,7 @@
 from marshmallow import Schema, fields, validate
 
 from ...definition import ELEMENT_TYPES, LOCATIONS, METHODS, SCOPES, TYPES
+from ..schemas import ViolationSchema
 
 
 class ParameterSchema(Schema):
@@ -68,3 +69,47 @@ class RelabelSchema(Schema):
 
 class ToolQuerySchema(Schema):
     project = fields.String()
+
+
+class ImportSchema(Schema):
+    """`POST /v1/tools/import`: the document (or its address), how to map it, and whether to write."""
+
+    document = fields.String(metadata={"description": "The OpenAPI 3.0 or 3.1 document, JSON or YAML. It rides in "
+                                                      "this body, so the body limit bounds it; use url for more."})
+    url = fields.String(metadata={"description": "Where to fetch the document instead, through the same address "
+                                                 "guard and deadline as a tool call."})
+    server = fields.Raw(metadata={"description": "One of the document's servers, by URL or index, or any absolute "
+                                                 "address. Default: each operation's own, else the first."})
+    subject_parameter = fields.String(metadata={"description": "The parameter naming the person (e.g. userId): it "
+                                                               "becomes the reserved subject, the tool per-user."})
+    project = fields.String(metadata={"description": "The project the new tools belong to."})
+    operations = fields.List(fields.String(), metadata={"description": 'operationIds or "METHOD /path"; default: '
+                                                                       "every ready one."})
+    apply = fields.Boolean(load_default=False, metadata={"description": "false (default): a preview, nothing "
+                                                                        "written. true: write the drafts."})
+    update_existing = fields.Boolean(load_default=False, metadata={
+        "description": "A tool that exists gets a new draft from the import instead of being refused as taken."})
+
+
+class ImportedOperationSchema(Schema):
+    operation = fields.String(metadata={"description": '"METHOD /path"'})
+    operation_id = fields.String(allow_none=True)
+    tool = fields.String(allow_none=True)
+    status = fields.String(validate=validate.OneOf(("ready", "created", "refused", "skipped")))
+    action = fields.String(allow_none=True, metadata={"description": "register or new-draft, when ready or created."})
+    errors = fields.List(fields.Nested(ViolationSchema), metadata={"description": "Why refused or skipped."})
+    not_carried = fields.List(fields.Nested(ViolationSchema), metadata={
+        "description": "Optional parts of the operation the tool does not carry, each with the reason."})
+    definition = fields.Dict(allow_none=True, metadata={"description": "The registration it becomes."})
+
+
+class ImportedDocumentSchema(Schema):
+    openapi = fields.String()
+    title = fields.String(allow_none=True)
+    version = fields.String(allow_none=True)
+    server = fields.String(allow_none=True)
+
+
+class ImportResultSchema(Schema):
+    document = fields.Nested(ImportedDocumentSchema)
+    operations = fields.List(fields.Nested(ImportedOperationSchema))

@@ -1,0 +1,84 @@
+"""Importing from an OpenAPI document: paste, upload or give an address; preview the table; import the chosen.
+
+A thin page over `service.importing.run_import`, the function the REST API and the MCP server call: the preview is
+its dry run, and importing sends the operations ticked in the table. The document stays in the page's text box
+between the two (an uploaded file is put there), so what is imported is what was previewed; a document given by
+address is fetched again, through the same guard and deadline.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from flask import current_app, request
+
+from .. import importing, registry
+from ..errors import ServiceError
+from .web import WRITE_DRAFTS, blp, page, principal, requires
+
+PREVIEW, IMPORT = "preview", "import"
+
+
+def _state(form, files) -> dict[str, Any]:
+    """The page's fields as the import request names them; an uploaded file takes the text box's place."""
+    state = {key: (form.get(key) or "").strip() for key in ("url", "server", "subject_parameter", "project")}
+    state["document"] = form.get("document") or ""
+    upload = files.get("file")
+    if upload is not None and upload.filename:
+        raw = upload.read()
+        try:
+            state["document"] = raw.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            state["document"] = raw.decode("latin-1")  # read_document will say it is not a document
+    state["update_existing"] = form.get("update_existing") == "on"
+    state["chosen"] = form.getlist("operation")
+    return state
+
+
+def _request(state: dict[str, Any], *, apply: bool) -> dict[str, Any]:
+    body: dict[str, Any] = {key: state[key] for key in ("document", "url", "subject_parameter", "project")
+                            if state[key]}
+    if state["server"]:
+        body["server"] = int(state["server"]) if state["server"].isdigit() else state["server"]
+    if state["update_existing"]:
+        body["update_existing"] = True
+    if apply:
+        body.update(apply=True, operations=state["chosen"])
+    return body
+
+
+def _render(state: dict[str, Any], result: dict[str, Any] | None = None, status: int = 200, violations=(),
+            message: str | None = None):
+    return page("import.html", status, violations=violations, state=state, result=result, message=message,
+                projects=registry.list_projects(principal().organization))
+
+
+@blp.get("/tools/new/import")
+@requires(WRITE_DRAFTS)
+def import_openapi():
+    return _render({"document": "", "url": "", "server": "", "subject_parameter": "", "project": "",
+                    "update_existing": False, "chosen": []})
+
+
+@blp.post("/tools/new/import")
+@requires(WRITE_DRAFTS)
+def import_openapi_submit():
+    """Preview the document's operations, or import the ones ticked as drafts."""
+    state = _state(request.form, request.files)
+    apply = request.form.get("op") == IMPORT
+    if apply and not state["chosen"]:
+        return _render(state, status=422, message="Tick at least one operation to import.")
+    dispatcher = current_app.extensions["toolgate_dispatcher"]
+    who = principal()
+    try:
+        result = importing.run_import(who.organization, _request(state, apply=apply), who.actor,
+                                      guard=dispatcher.guard, deadline=dispatcher.config.call_deadline_seconds)
+    except ServiceError as error:
+        return _render(state, status=error.status, violations=error.violations, message=error.message)
+    created = [op for op in result["operations"] if op["status"] == importing.CREATED]
+    if apply:
+        state["chosen"] = []
+        message = (f"Imported {len(created)} operation{'s' if len(created) != 1 else ''} as drafts. Open each to "
+                   "review it, then publish it or pin it into a project." if created else None)
+        return _render(state, result, message=message)
+    state["chosen"] = [op["operation"] for op in result["operations"] if op["status"] == importing.READY]
+    return _render(state, result)

@@ -1,0 +1,279 @@
+"""One OpenAPI operation → one tool definition, with every part that cannot be carried said out loud.
+
+The mapping fills a definition as the editor would and then asks the registry's own rules (`check_definition`),
+so what the preview says is what registering would say, in the spec's sentences. Nothing is dropped silently: a
+part the platform cannot send (a header, a cookie, a nested object, a non-JSON body, the operation's own auth) is
+reported on the operation's `not_carried` when it is optional, and refuses the operation when it is required.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .. import limits
+from ..definition import METHODS as TOOL_METHODS
+from ..definition import SUBJECT, ToolDefinition
+from ..errors import Violation
+from ..registry import REGISTRATION_FIELDS
+from ..registry.rules import check_definition, violation
+from .refs import RefError, Resolver
+from .schemas import NotCarried, Shape, object_fields, shape_of
+
+#: The methods of a path item, in the order the preview lists them.
+METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+#: Header parameters OpenAPI itself says to ignore ("SHALL be ignored"): the platform sets these.
+_IGNORED_HEADERS = frozenset({"accept", "content-type", "authorization"})
+_JSON_MEDIA = re.compile(r"application/([\w.-]+\+)?json(;.*)?", re.IGNORECASE)
+_NOT_NAME = re.compile(r"[^A-Za-z0-9_]+")
+_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+_PARAMETER_FIELD = re.compile(r"parameters\[(\d+)\]")
+_ELLIPSIS = "…"
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One operation of the document, as found under its path."""
+
+    method: str  # upper case
+    path: str
+    operation_id: str | None
+    node: dict[str, Any]
+    path_item: dict[str, Any]
+
+    @property
+    def key(self) -> str:
+        return f"{self.method} {self.path}"
+
+
+@dataclass
+class Mapped:
+    """What an operation becomes: the registration data (or None), and what stops it or is left out."""
+
+    tool: str
+    registration: dict[str, Any] | None = None
+    definition: ToolDefinition | None = None  # the checked definition, when no rule is broken
+    errors: list[Violation] = field(default_factory=list)
+    not_carried: list[Violation] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every operation of one import shares."""
+
+    resolver: Resolver
+    chosen_url: str | None  # the server chosen for every operation, or None
+    default_url: str | None  # the document's own first server, for operations that name none
+    server_of: Callable[[Any], str | None]  # an operation's or path's own `servers` → its base URL, if any
+    subject_parameter: str | None
+    security: Any  # the document's default security requirements
+    project: str | None
+
+
+@dataclass
+class _Param:
+    """A parameter on its way into the definition, with where it came from in the document."""
+
+    data: dict[str, Any]
+    source: str  # "query.limit", "path.petId", "body.tags"
+    required: bool
+
+
+def tool_name(operation: Operation) -> str:
+    """The operationId made to fit the name rule (other characters become `_`), or one made from method and path."""
+    raw = operation.operation_id or f"{operation.method.lower()} {operation.path}"
+    name = _NOT_NAME.sub("_", raw).strip("_") or operation.method.lower()
+    if name[0].isdigit():
+        name = f"_{name}"
+    return name[: limits.MAX_TOOL_NAME_CHARS]
+
+
+def describe(*parts: Any, separator: str = "\n\n") -> str:
+    """Non-empty parts joined, within the description limit (cut with an ellipsis)."""
+    text = separator.join(p.strip() for p in parts if isinstance(p, str) and p.strip())
+    if len(text) > limits.MAX_DESCRIPTION_CHARS:
+        text = text[: limits.MAX_DESCRIPTION_CHARS - 1].rstrip() + _ELLIPSIS
+    return text
+
+
+def map_operation(operation: Operation, context: Context) -> Mapped:
+    """The registration data `operation` becomes, checked by the registry's rules."""
+    mapped = Mapped(tool=tool_name(operation))
+    if operation.method not in TOOL_METHODS:
+        mapped.errors.append(violation("method", "method-unsupported"))
+        return mapped
+    params: list[_Param] = []
+    try:
+        _parameters(operation, context, params, mapped)
+        _body(operation, context, params, mapped)
+    except RefError as error:
+        mapped.errors.append(Violation(f"$ref {error.ref}", error.rule, violation("", error.rule).message))
+        return mapped
+    _security(operation, context, mapped)
+    url = _url(operation, context)
+    if url is None:
+        mapped.errors.append(violation("server", "server-required"))
+        return mapped
+    summary, details = operation.node.get("summary"), operation.node.get("description")
+    if isinstance(summary, str) and isinstance(details, str) and details.strip().startswith(summary.strip()):
+        summary = None  # the description already opens with the summary
+    data: dict[str, Any] = {
+        "name": mapped.tool,
+        "display_name": describe(operation.node.get("summary"))[: limits.MAX_DISPLAY_NAME_CHARS] or None,
+        "description": describe(summary, details),
+        "method": operation.method,
+        "url": url,
+        "scope": "shared",
+        "project": context.project,
+    }
+    _subject(data, params, context.subject_parameter)
+    mapped.registration = _checked(data, params, mapped)
+    return mapped
+
+
+def _parameters(operation: Operation, context: Context, params: list[_Param], mapped: Mapped) -> None:
+    """Path-level parameters, then the operation's own, which replace a path-level one of the same name and place."""
+    declared: dict[tuple[str, str], dict[str, Any]] = {}
+    for raw in [*_list(operation.path_item.get("parameters")), *_list(operation.node.get("parameters"))]:
+        parameter = context.resolver.resolve(raw)
+        if isinstance(parameter, dict) and isinstance(parameter.get("name"), str):
+            declared[(str(parameter.get("in")), parameter["name"])] = parameter
+    for (place, name), parameter in declared.items():
+        source = f"{place}.{name}"
+        required = place == "path" or parameter.get("required") is True
+        if place == "header" and name.lower() in _IGNORED_HEADERS:
+            continue
+        if place in ("header", "cookie"):
+            _not_carried(mapped, source, f"{place}-not-carried", required)
+            continue
+        if place not in ("path", "query"):
+            _not_carried(mapped, source, "schema-not-carried", required)
+            continue
+        try:
+            if "schema" not in parameter:
+                raise NotCarried("schema-not-carried")  # `content` instead: a serialized structure
+            shape = shape_of(parameter["schema"], context.resolver)
+        except NotCarried as problem:
+            _not_carried(mapped, source, problem.rule, required)
+            continue
+        if shape.type is None:
+            shape = Shape("string", description=shape.description, notes=shape.notes)  # on the wire it is text
+        params.append(_Param(_parameter(name, place, shape, required, parameter.get("description")), source,
+                             required))
+
+
+def _body(operation: Operation, context: Context, params: list[_Param], mapped: Mapped) -> None:
+    """A JSON request body's top-level fields, each a body parameter."""
+    if "requestBody" not in operation.node:
+        return
+    body = context.resolver.resolve(operation.node["requestBody"])
+    if not isinstance(body, dict):
+        return
+    required = body.get("required") is True
+    content = body.get("content") if isinstance(body.get("content"), dict) else {}
+    json_type = next((m for m in content if isinstance(m, str) and _JSON_MEDIA.fullmatch(m)), None)
+    if json_type is None:
+        _not_carried(mapped, "body", "body-not-json", required)
+        return
+    media = content[json_type] if isinstance(content[json_type], dict) else {}
+    try:
+        fields, required_fields = object_fields(media.get("schema", {}), context.resolver)
+    except NotCarried as problem:
+        _not_carried(mapped, "body", problem.rule, required)
+        return
+    for name, schema in fields.items():
+        source, needed = f"body.{name}", name in required_fields
+        try:
+            resolved = context.resolver.resolve(schema)
+            if isinstance(resolved, dict) and resolved.get("readOnly") is True:
+                continue  # a value the server sets, never sent in a request
+            shape = shape_of(schema, context.resolver)
+            if shape.type is None:
+                raise NotCarried("schema-not-carried")
+        except NotCarried as problem:
+            _not_carried(mapped, source, problem.rule, needed)
+            continue
+        params.append(_Param(_parameter(name, "body", shape, needed, None), source, needed))
+
+
+def _parameter(name: str, location: str, shape: Shape, required: bool, description: Any) -> dict[str, Any]:
+    own = description.strip() if isinstance(description, str) and description.strip() else shape.description
+    if own and shape.notes and own[-1] not in ".!?…":
+        own += "."  # the notes that follow are sentences
+    data: dict[str, Any] = {"name": name, "type": shape.type, "location": location, "required": required,
+                            "description": describe(own, shape.notes, separator=" ")}
+    if shape.type == "array" and shape.element_type is not None:
+        data["element_type"] = shape.element_type
+    return data
+
+
+def _security(operation: Operation, context: Context, mapped: Mapped) -> None:
+    requirements = operation.node.get("security", context.security)
+    # An empty requirement ({}) among the alternatives means the operation may also be called without credentials.
+    if isinstance(requirements, list) and requirements and all(r for r in requirements):
+        mapped.not_carried.append(violation("security", "auth-not-carried"))
+
+
+def _url(operation: Operation, context: Context) -> str | None:
+    base = (context.chosen_url or context.server_of(operation.node.get("servers"))
+            or context.server_of(operation.path_item.get("servers")) or context.default_url)
+    if base is None:
+        return None
+    return base.rstrip("/") + operation.path
+
+
+def _subject(data: dict[str, Any], params: list[_Param], subject_parameter: str | None) -> None:
+    """The named parameter becomes the reserved subject (its placeholder renamed with it) and the tool per-user."""
+    if not subject_parameter:
+        return
+    for param in params:
+        if param.data["name"] == subject_parameter:
+            param.data = {"name": SUBJECT, "type": "string", "location": param.data["location"], "required": True}
+            param.required = True
+            data["scope"] = "per_user"
+            if param.data["location"] == "path":
+                data["url"] = _PLACEHOLDER.sub(
+                    lambda m: "{subject}" if m.group(1) == subject_parameter else m.group(0), data["url"])
+            return
+
+
+def _checked(data: dict[str, Any], params: list[_Param], mapped: Mapped) -> dict[str, Any]:
+    """Ask the registry's rules. A rule broken by an optional parameter leaves that parameter out (reported, with
+    the rule's own sentence); any other broken rule refuses the operation."""
+    kept = list(params)
+    while True:  # each round leaves out at least one parameter, so it ends
+        candidate = {**data, "parameters": [p.data for p in kept]}
+        mapped.definition, found = check_definition(candidate, extra_fields=REGISTRATION_FIELDS)
+        indexes = (_parameter_index(v.field) for v in found)
+        optional = {i for i in indexes if i is not None and not kept[i].required}
+        if not optional:
+            mapped.errors.extend(_with_sources(found, kept))
+            return candidate
+        for v in found:
+            index = _parameter_index(v.field)
+            if index in optional:
+                mapped.not_carried.append(Violation(kept[index].source, v.rule, v.message))
+        kept = [p for i, p in enumerate(kept) if i not in optional]
+
+
+def _with_sources(found: list[Violation], kept: list[_Param]) -> list[Violation]:
+    """Violations as the definition names them; a parameter's also says where it came from in the document."""
+    named = []
+    for v in found:
+        index = _parameter_index(v.field)
+        named.append(v if index is None else Violation(f"{v.field} ({kept[index].source})", v.rule, v.message))
+    return named
+
+
+def _parameter_index(field_name: str) -> int | None:
+    match = _PARAMETER_FIELD.match(field_name)
+    return int(match.group(1)) if match else None
+
+
+def _not_carried(mapped: Mapped, source: str, rule: str, required: bool) -> None:
+    (mapped.errors if required else mapped.not_carried).append(violation(source, rule))
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+

@@ -1,0 +1,248 @@
+"""An import, whole: read the document, map every operation, say what each would become, and write the chosen ones.
+
+A preview (the default) writes nothing. Applying writes every ready operation's draft in one transaction with one
+audit record, through the registry's own creation functions; it never publishes. Each operation ends `ready` (a
+preview), `created`, `refused` (a rule it breaks or a required part that cannot be carried, each with its sentence)
+or `skipped` (not chosen, or a method a tool cannot have).
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import gevent
+
+from .. import limits
+from ..database import released, retry_transient, write_transaction
+from ..dispatch import AddressGuard
+from ..errors import Violation, concurrent_change, invalid
+from ..models import Organization, Project, Tool, ToolDraft
+from ..ops import audit
+from ..registry.rules import violation
+from ..registry.tools import create_tool_in_transaction, start_draft_in_transaction, unique_or
+from .document import read_document, refused
+from .fetch import fetch_document
+from .operations import METHODS, Context, Mapped, Operation, map_operation
+from .options import ImportOptions, chosen_server, first_server
+from .refs import RefError, Resolver
+
+READY, CREATED, REFUSED, SKIPPED = "ready", "created", "refused", "skipped"
+#: What applying does for a ready operation: register a new tool, or start a new draft of an existing one.
+REGISTER, NEW_DRAFT = "register", "new-draft"
+
+
+@dataclass
+class Planned:
+    """One operation of the document and what the import does with it."""
+
+    key: str
+    operation_id: str | None
+    mapped: Mapped
+    status: str = READY
+    action: str | None = None
+    errors: list[Violation] = field(default_factory=list)
+
+    def refuse(self, *violations: Violation) -> None:
+        self.status, self.action = REFUSED, None
+        self.errors.extend(violations)
+
+    def view(self) -> dict[str, Any]:
+        """As the API answers it."""
+        return {
+            "operation": self.key, "operation_id": self.operation_id, "tool": self.mapped.tool or None,
+            "status": self.status, "action": self.action, "errors": [v.to_dict() for v in self.errors],
+            "not_carried": [v.to_dict() for v in self.mapped.not_carried], "definition": self.mapped.registration,
+        }
+
+
+def run_import(organization: Organization, data: Any, actor: str, *, guard: AddressGuard,
+               deadline: float = limits.CALL_DEADLINE_SECONDS) -> dict[str, Any]:
+    """Preview, or with `apply`, import the operations of an OpenAPI document as drafts (CONTRACT "Import").
+
+    The request's database connection is handed back while the document is fetched (under the call deadline) and
+    read, and taken again to check names and write.
+    """
+    options = ImportOptions.parse(data)
+    with released():
+        text = options.document
+        if options.url is not None:
+            text = fetch_document(options.url, guard=guard, deadline=deadline)
+        # Reading and mapping are plain CPU work that can take seconds on a large YAML document: on a thread of
+        # its own, the gevent hub (every other request and call of this worker) keeps running alongside it.
+        document, context, planned = gevent.get_hub().threadpool.apply(_read_and_map, (text, options))
+    project = _project(organization, options.project)
+    _check_names(organization, planned, options.update_existing, project)
+    if options.apply:
+        ready = [p for p in planned if p.status == READY]
+        if ready:
+            outcomes = write_drafts(organization, ready, project, actor, _title(document), text)
+            for p in ready:
+                outcome = outcomes[p.mapped.tool]
+                if isinstance(outcome, Violation):
+                    p.refuse(outcome)
+                else:
+                    p.status = CREATED
+    return {"document": _summary(document, context), "operations": [p.view() for p in planned]}
+
+
+def _read_and_map(text: str, options: ImportOptions) -> tuple[dict[str, Any], Context, list[Planned]]:
+    """The document, what its operations share, and each operation mapped and chosen. No database, no network."""
+    document = read_document(text)
+    base = options.url  # a relative server URL is relative to where the document was fetched from
+    resolver = Resolver(document)
+    context = Context(resolver=resolver, chosen_url=chosen_server(document, options.server, base),
+                      default_url=first_server(document.get("servers") or [{"url": "/"}], base),
+                      server_of=lambda servers: first_server(servers, base),
+                      subject_parameter=options.subject_parameter, security=document.get("security"),
+                      project=options.project)
+    planned = [_plan(op, context) for op in _operations(document, resolver)]
+    _choose(planned, options.operations)
+    if options.subject_parameter and not any(
+            p.mapped.registration and p.mapped.registration["scope"] == "per_user" for p in planned):
+        raise refused("subject-parameter-unknown", field="subject_parameter")
+    return document, context, planned
+
+
+def _operations(document: dict[str, Any], resolver: Resolver) -> list[Operation | Planned]:
+    """Every operation under `paths`, in the document's order; a path item that cannot be read stands as one
+    refused entry."""
+    found: list[Operation | Planned] = []
+    paths = document.get("paths") or {}
+    for path, item in paths.items():
+        path = str(path) if str(path).startswith("/") else f"/{path}"
+        try:
+            item = resolver.resolve(item)
+        except RefError as error:
+            entry = Planned(f"* {path}", None, Mapped(tool=""))
+            entry.refuse(Violation(f"$ref {error.ref}", error.rule, violation("", error.rule).message))
+            found.append(entry)
+            continue
+        if not isinstance(item, dict):
+            continue
+        for method in METHODS:
+            node = item.get(method)
+            if isinstance(node, dict):
+                operation_id = node.get("operationId")
+                found.append(Operation(method.upper(), path, operation_id if isinstance(operation_id, str) else None,
+                                       node, item))
+        if len(found) > limits.MAX_IMPORT_OPERATIONS:
+            raise refused("too-many-operations")
+    return found
+
+
+def _plan(operation: Operation | Planned, context: Context) -> Planned:
+    if isinstance(operation, Planned):
+        return operation
+    mapped = map_operation(operation, context)
+    planned = Planned(operation.key, operation.operation_id, mapped, action=REGISTER)
+    if any(v.rule == "method-unsupported" for v in mapped.errors):
+        planned.status, planned.action, planned.errors = SKIPPED, None, list(mapped.errors)
+    elif mapped.errors:
+        planned.refuse(*mapped.errors)
+    return planned
+
+
+def _choose(planned: list[Planned], chosen: tuple[str, ...] | None) -> None:
+    """Skip what was not chosen (422 on `operations[i]` for a choice that matches nothing); then refuse every
+    chosen operation whose tool name another chosen one also takes."""
+    if chosen is not None:
+        wanted = {_normal(c) for c in chosen}
+        missing = [violation(f"operations[{i}]", "operation-unknown") for i, c in enumerate(chosen)
+                   if not any(_normal(c) in (_normal(p.key), p.operation_id) for p in planned)]
+        if missing:
+            raise invalid(missing)
+        for p in planned:
+            if p.status != SKIPPED and not ({_normal(p.key), p.operation_id} & wanted):
+                p.status, p.action, p.errors = SKIPPED, None, [violation("operation", "operation-not-chosen")]
+    by_name: dict[str, list[Planned]] = {}
+    for p in planned:
+        if p.status in (READY, REFUSED) and p.mapped.tool:
+            by_name.setdefault(p.mapped.tool, []).append(p)
+    for same in by_name.values():
+        if len(same) > 1:
+            for p in same:
+                p.refuse(violation("name", "operation-name-collision"))
+
+
+def _normal(choice: str) -> str:
+    method, _, path = choice.strip().partition(" ")
+    return f"{method.upper()} {path.strip()}" if path else choice.strip()
+
+
+def _check_names(organization: Organization, planned: list[Planned], update_existing: bool,
+                 project: Project | None) -> None:
+    """A ready operation whose tool exists is refused as taken, or with `update_existing` becomes a new draft of it
+    (refused when that tool already has a draft or belongs to another project)."""
+    ready = {p.mapped.tool: p for p in planned if p.status == READY}
+    if not ready:
+        return
+    existing = Tool.select().where(Tool.organization == organization, Tool.name.in_(list(ready)))
+    with_draft = {d.tool_id for d in ToolDraft.select(ToolDraft.tool).join(Tool).where(
+        Tool.organization == organization, Tool.name.in_(list(ready)))}
+    for tool in existing:
+        p = ready[tool.name]
+        if not update_existing:
+            p.refuse(violation("name", "name-taken"))
+        elif tool.project_id != (project.id if project else None):
+            p.refuse(violation("project", "project-immutable"))
+        elif tool.id in with_draft:
+            p.refuse(violation("name", "draft-exists"))
+        else:
+            p.action = NEW_DRAFT
+
+
+@retry_transient
+def write_drafts(organization: Organization, ready: list[Planned], project: Project | None, actor: str,
+                 title: str, text: str) -> dict[str, Any]:
+    """Write every ready operation's draft in one transaction, with one audit record naming them all.
+
+    Returns each tool name's outcome: "created", or the violation that refuses it now (a concurrent write took the
+    name or started a draft since the preview was made).
+    """
+    outcomes: dict[str, Any] = {}
+    written: dict[str, Any] = {}
+    with unique_or(concurrent_change()), write_transaction():
+        names = [p.mapped.tool for p in ready]
+        existing = {t.name: t for t in Tool.select().where(Tool.organization == organization, Tool.name.in_(names))}
+        for p in ready:
+            definition, tool = p.mapped.definition, existing.get(p.mapped.tool)
+            if p.action == REGISTER and tool is not None:
+                outcomes[definition.name] = violation("name", "name-taken")
+            elif p.action == NEW_DRAFT and (tool is None or ToolDraft.get_or_none(ToolDraft.tool == tool)):
+                outcomes[definition.name] = violation("name", "draft-exists")
+            else:
+                if p.action == REGISTER:
+                    label = (p.mapped.registration or {}).get("display_name") or definition.name
+                    create_tool_in_transaction(organization, definition, label, project, actor)
+                else:
+                    start_draft_in_transaction(tool, actor, definition)
+                outcomes[definition.name] = CREATED
+                written[definition.name] = {"action": p.action, "definition": definition.to_dict()}
+        if written:
+            audit.record(organization, actor, audit.IMPORT, audit.OPENAPI_DOCUMENT, title, after={
+                "document_sha256": hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
+                "drafts": written})
+    return outcomes
+
+
+def _project(organization: Organization, name: str | None) -> Project | None:
+    if name is None:
+        return None
+    project = Project.get_or_none(Project.organization == organization, Project.name == name)
+    if project is None:
+        raise invalid([violation("project", "project-unknown")])
+    return project
+
+
+def _title(document: dict[str, Any]) -> str:
+    info = document.get("info") if isinstance(document.get("info"), dict) else {}
+    title = " ".join(str(info.get(k)).strip() for k in ("title", "version") if info.get(k) is not None)
+    return (title or "OpenAPI document")[:200]
+
+
+def _summary(document: dict[str, Any], context: Context) -> dict[str, Any]:
+    info = document.get("info") if isinstance(document.get("info"), dict) else {}
+    return {"openapi": str(document["openapi"]), "title": info.get("title"),
+            "version": None if info.get("version") is None else str(info.get("version")),
+            "server": context.chosen_url or context.default_url}
