@@ -64,3 +64,13 @@ MAX_DESCRIPTION_CHARS = 4_096
 MAX_DISPLAY_NAME_CHARS = 200
 MAX_PARAMETERS = 64
 MAX_REQUEST_BYTES = 1_048_576
+
+# Bounds on whole numbers and text that reach the database, so a request past them is refused, never an overflow.
+#: The largest value of an INTEGER column on PostgreSQL (SQLite's hold more): version numbers and audit sequence
+#: numbers. A number past it names nothing stored: in a path 404, in a field 422, never an overflow 500.
+MAX_STORED_INTEGER = 2_147_483_647
+#: The largest row id (BIGSERIAL on PostgreSQL, INTEGER on SQLite): call ids, which the call log pages by.
+MAX_ROW_ID = 9_223_372_036_854_775_807
+#: A session token's subject, at most this many characters: it is filled into a path segment, a query value or a
+#: body, and names whose conversations are whose.
+MAX_SUBJECT_CHARS = 256

@@ -2,6 +2,7 @@
 from marshmallow import Schema, fields, validate
 
 from ...definition import ELEMENT_TYPES, LOCATIONS, METHODS, SCOPES, TYPES
+from ..schemas import Text
 
 
 class ParameterSchema(Schema):
@@ -67,4 +68,4 @@ class RelabelSchema(Schema):
 
 
 class ToolQuerySchema(Schema):
-    project = fields.String()
+    project = Text()
