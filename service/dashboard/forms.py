@@ -10,6 +10,8 @@ import re
 from typing import Any, Iterable, Mapping
 
 from ..errors import Violation
+from ..limits import MAX_STORED_INTEGER
+from ..text import whole_number
 
 PARAMETERS = "parameters"
 CALLS = "calls"
@@ -154,7 +156,7 @@ def pins_from_form(form: Mapping[str, str]) -> list[dict[str, Any]]:
         value = form[key].strip()
         if not value:
             continue
-        pins.append({"tool": key[len(PIN_PREFIX):], "version": int(value) if value.isdigit() else value})
+        pins.append({"tool": key[len(PIN_PREFIX):], "version": whole_number(value, MAX_STORED_INTEGER) or value})
     return pins
 
 
