@@ -14,9 +14,11 @@ if TYPE_CHECKING:
 def register(app: "Flask") -> None:
     """Mount the dashboard at / on `app`. With no secret configured, its pages say why no one can sign in."""
     from .. import app_config
+    from ..api import ERROR_PAGE
     from . import account, call_log, history, playground, projects, tools  # noqa: F401  (each adds its views to the blueprint)
     from .signin import configure
-    from .web import blp
+    from .web import blp, error_page
 
     configure(app, app_config(app).secret_key)
     app.register_blueprint(blp)
+    app.extensions[ERROR_PAGE] = error_page  # errors on the dashboard's paths are pages, not the API's JSON
