@@ -16,6 +16,8 @@ UNPAIRED_SURROGATE = "unpaired-surrogate"
 
 #: Unicode's control characters (category Cc): C0, DEL and C1. As a regex character class's inside.
 CONTROL_CHARACTERS = "\x00-\x1f\x7f-\x9f"
+#: The same, as a JSON Schema (ECMA-262) pattern's character class inside, for the OpenAPI document.
+CONTROL_CHARACTERS_ECMA = "\\u0000-\\u001f\\u007f-\\u009f"
 _CONTROL = re.compile(f"[{CONTROL_CHARACTERS}]")
 #: A description may hold tab, line feed and carriage return (a browser's textarea sends CR LF), nothing else.
 _CONTROL_IN_DESCRIPTION = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")

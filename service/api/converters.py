@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from werkzeug.routing import IntegerConverter, UnicodeConverter
 
 from ..limits import MAX_STORED_INTEGER
-from ..text import CONTROL_CHARACTERS
+from ..text import CONTROL_CHARACTERS, CONTROL_CHARACTERS_ECMA
 
 if TYPE_CHECKING:
     from flask import Flask
@@ -34,7 +34,7 @@ class IdentifierConverter(UnicodeConverter):
 
 
 #: What the OpenAPI document says of an identifier in a path (a JSON Schema pattern, ECMA-262 syntax).
-IDENTIFIER_SCHEMA = {"type": "string", "minLength": 1, "pattern": "^[^/\\u0000-\\u001f\\u007f-\\u009f]+$"}
+IDENTIFIER_SCHEMA = {"type": "string", "minLength": 1, "pattern": f"^[^/{CONTROL_CHARACTERS_ECMA}]+$"}
 
 
 def install_converters(app: "Flask") -> None:

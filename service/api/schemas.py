@@ -9,7 +9,7 @@ from marshmallow import Schema, ValidationError, fields
 from ..errors import ServiceError, Violation
 from ..limits import MAX_STORED_INTEGER
 from ..registry.rules import RULES
-from ..text import text_problem
+from ..text import CONTROL_CHARACTERS_ECMA, text_problem
 
 #: The rule of an argument marshmallow itself refused: missing, or any other (not a number, not one of those listed).
 _MARSHMALLOW_RULES = {fields.Field.default_error_messages["required"]: "field-required"}
@@ -41,6 +41,10 @@ def _broken(rule: str) -> ValidationError:
 
 class Text(fields.String):
     """A string that could name something stored: no control character, no unpaired surrogate (`service.text`)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        metadata = {"pattern": f"^[^{CONTROL_CHARACTERS_ECMA}]*$", **kwargs.pop("metadata", {})}
+        super().__init__(metadata=metadata, **kwargs)
 
     def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> str:
         text = super()._deserialize(value, attr, data, **kwargs)
