@@ -1,6 +1,7 @@
 """Inputs that used to crash the service (issue 14), on SQLite and PostgreSQL alike: integers past what the database
 stores, a project that is a list, and control characters or unpaired surrogates in names, filters, labels,
 descriptions and subjects. Each is a clear 404 or a 422 naming its field and rule, and changes nothing."""
+import base64
 import json
 
 import pytest
@@ -239,3 +240,20 @@ def test_a_step_calling_a_name_with_a_nul_is_refused_on_the_call(shop, client, o
                            json={"calls": [{"id": "1", "name": "get_orders\x00", "arguments": {}}]})
     refused(response, "calls[0].name", "control-character")
     assert shop("GET", "/v1/calls").json["calls"] == []
+
+
+# Credentials: an API key id or a session token's kid is looked up, so it must be text too
+
+@pytest.mark.parametrize("key", ["tgk_a\x00b_secret", "tgk_\x01_secret", "tgk_a\udc80_secret"])
+def test_an_api_key_with_a_control_character_is_simply_not_a_key(client, org, key):
+    """A NUL in the key id reached PostgreSQL: a 500 on every route, the dashboard's sign-in too."""
+    response = client.get("/v1/tools", environ_overrides={"HTTP_AUTHORIZATION": f"Bearer {key}"})
+    assert response.status_code == 401 and response.json["code"] == "unauthorized"
+
+
+@pytest.mark.parametrize("kid", ['"a\\u0000b"', '"\\ud800"', '"\\u001b"'])
+def test_a_session_token_whose_kid_is_not_text_is_refused(client, org, kid):
+    header = base64.urlsafe_b64encode(f'{{"alg":"ES256","kid":{kid},"typ":"toolgate-session+jwt"}}'.encode())
+    token = f"{header.decode().rstrip('=')}.e30.c2ln"
+    response = client.get("/v1/conversations/c1", headers={"Authorization": f"Bearer {token}"})
+    assert response.status_code == 401 and response.json["code"] == "invalid-session-token"
