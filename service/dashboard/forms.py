@@ -17,8 +17,9 @@ PARAMETERS = "parameters"
 CALLS = "calls"
 PARAMETER_FIELDS = ("name", "type", "location", "element_type", "required", "description")
 CALL_FIELDS = ("name", "arguments")
-_ROW_KEY = re.compile(r"^(\w+)\[(\d+)\]\.(\w+)$")
-_ROW_OP = re.compile(r"^(remove|up|down)-(\d+)$")
+# A row index is a few ASCII digits: thousands of them (a 500 when read as a number) name no row, so match nothing.
+_ROW_KEY = re.compile(r"^(\w+)\[([0-9]{1,6})\]\.(\w+)$")
+_ROW_OP = re.compile(r"^(remove|up|down)-([0-9]{1,6})$")
 PIN_PREFIX = "pin-"
 #: Said when a playground call's arguments do not parse; the dashboard's own sentence, not a registry rule.
 ARGUMENTS_NOT_JSON = "The arguments must be a JSON object, such as {\"status\": \"open\"}."

@@ -103,3 +103,16 @@ def test_a_playground_version_past_the_database_is_refused_next_to_it(player, ve
 def test_a_playground_version_that_does_not_exist_is_not_found(player):
     page = player.post("/playground", {"version": "shop:2147483647", "subject": "alice", "entitlements": ""})
     assert page.status == 404
+
+
+def test_a_row_index_of_thousands_of_digits_names_no_row(service, admin):
+    """Read as a number it was a ValueError (Python refuses to parse past 4,300 digits): a 500."""
+    definition = {"description": "The rows.", "method": "GET", "url": "https://api.example.com/rows"}
+    assert service.api("POST", "/v1/tools", json={"name": "row_probe", **definition}).status_code == 201
+    form = {**definition, f"parameters[{THOUSANDS_OF_DIGITS}].name": "status",
+            f"parameters[{THOUSANDS_OF_DIGITS}].type": "string"}
+    moved = admin.post("/tools/row_probe/draft", {**form, "op": f"remove-{THOUSANDS_OF_DIGITS}"})
+    assert moved.status == 200
+    saved = admin.post("/tools/row_probe/draft", {**form, "op": "save"})
+    assert saved.status == 200
+    assert service.api("GET", "/v1/tools/row_probe").json()["draft"]["revision"] == 2
