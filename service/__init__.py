@@ -17,12 +17,14 @@ def create_app(config: Config | None = None) -> "Flask":
     from flask import Flask, request
 
     from .api import register_api
+    from .api.converters import install_converters
     from .database import connect, open_database, release
     from .errors import request_too_large
     from .migrations import check_current
 
     config = config or Config.from_env()
     app = Flask(__name__)
+    install_converters(app)  # before any route: every path segment is bounded the same way
     app.config.update(config.flask)
     # werkzeug refuses a body past this while it is read (a chunked one has no length to check up front).
     app.config["MAX_CONTENT_LENGTH"] = config.max_request_bytes

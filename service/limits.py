@@ -84,3 +84,12 @@ MAX_IMPORT_DOCUMENT_DEPTH = 100
 MAX_IMPORT_OPERATIONS = 1_000
 #: The most `$ref` hops followed to reach one value; a longer chain is refused as if it looped.
 MAX_IMPORT_REF_HOPS = 32
+# Bounds on whole numbers and text that reach the database, so a request past them is refused, never an overflow.
+#: The largest value of an INTEGER column on PostgreSQL (SQLite's hold more): version numbers and audit sequence
+#: numbers. A number past it names nothing stored: in a path 404, in a field 422, never an overflow 500.
+MAX_STORED_INTEGER = 2_147_483_647
+#: The largest row id (BIGSERIAL on PostgreSQL, INTEGER on SQLite): call ids, which the call log pages by.
+MAX_ROW_ID = 9_223_372_036_854_775_807
+#: A session token's subject, at most this many characters: it is filled into a path segment, a query value or a
+#: body, and names whose conversations are whose.
+MAX_SUBJECT_CHARS = 256

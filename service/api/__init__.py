@@ -8,6 +8,7 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from ..database import UNAVAILABLE, unavailable_error
 from ..errors import ServiceError, concurrent_change, request_too_large
+from .schemas import arguments_refused
 
 API_SETTINGS = {
     "API_TITLE": "Toolgate",
@@ -26,6 +27,7 @@ def register_api(app: Flask) -> Api:
     from swagger_ui_bundle import swagger_ui_path
 
     from .conversations.routes import blp as conversations
+    from .converters import document_converters
     from .keys.routes import blp as keys
     from .ops.routes import blp as ops
     from .projects.routes import blp as projects
@@ -34,6 +36,7 @@ def register_api(app: Flask) -> Api:
     app.config.update({k: v for k, v in API_SETTINGS.items() if k not in app.config})
     api = Api(app, spec_kwargs={"components": {"securitySchemes": {
         "bearer": {"type": "http", "scheme": "bearer"}}}})
+    document_converters(api)
     for blueprint in (tools, projects, keys, conversations, ops):
         api.register_blueprint(blueprint)
 
@@ -54,35 +57,48 @@ def error_response(error: ServiceError):
     return response
 
 
+#: Where another part of the service (the dashboard) puts its renderer of errors on its own paths: it answers with a
+#: response, or None to leave the error to the API's JSON.
+ERROR_PAGE = "toolgate_error_page"
+
+
 def register_error_handlers(app: Flask) -> None:
-    """Every error, ours or Flask's, leaves in the one JSON shape."""
+    """Every error, ours or Flask's, leaves in the one shape: JSON, or the dashboard's page on the dashboard's paths."""
+
+    def answer(error: ServiceError):
+        page = app.extensions.get(ERROR_PAGE)
+        response = page(error) if page is not None else None
+        return response if response is not None else error_response(error)
 
     @app.errorhandler(ServiceError)
     def service_error(error: ServiceError):
-        return error_response(error)
+        return answer(error)
 
     @app.errorhandler(IntegrityError)
     def integrity_error(_error):
         # The database refused a write a concurrent one won: a clean conflict, never a 500.
-        return error_response(concurrent_change())
+        return answer(concurrent_change())
 
     for failure in UNAVAILABLE:
         # The database could not serve (down, connection lost, pool exhausted): 503, try again, never a 500.
-        app.register_error_handler(failure, lambda error: _database_unavailable(app, error))
+        app.register_error_handler(failure, lambda error: _database_unavailable(app, error, answer))
 
     @app.errorhandler(RequestEntityTooLarge)
     def too_large(_error):
-        return error_response(request_too_large(app.config["MAX_CONTENT_LENGTH"]))
+        return answer(request_too_large(app.config["MAX_CONTENT_LENGTH"]))
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException):
+        data = getattr(error, "data", None)  # webargs puts its refusal of a query string here
+        if error.code == 422 and isinstance(data, dict) and isinstance(data.get("messages"), dict):
+            return answer(arguments_refused(data["messages"]))
         code = (error.name or "error").lower().replace(" ", "-")
-        response = error_response(ServiceError(error.code or 500, code, error.description or error.name))
+        response = answer(ServiceError(error.code or 500, code, error.description or error.name))
         if error.code == 405 and error.valid_methods:
             response.headers["Allow"] = ", ".join(error.valid_methods)
         return response
 
 
-def _database_unavailable(app: Flask, error: Exception):
+def _database_unavailable(app: Flask, error: Exception, answer):
     app.logger.warning("the database could not serve a request: %s: %s", type(error).__name__, error)
-    return error_response(unavailable_error())
+    return answer(unavailable_error())

@@ -1,5 +1,19 @@
-"""Shapes shared by several resources, for the OpenAPI document."""
-from marshmallow import Schema, fields
+"""Shapes shared by several resources, for the OpenAPI document; and the fields that bound what a query string may
+carry, with the refusal that names each field and its rule."""
+from __future__ import annotations
+
+from typing import Any
+
+from marshmallow import Schema, ValidationError, fields
+
+from ..errors import ServiceError, Violation
+from ..limits import MAX_STORED_INTEGER
+from ..registry.rules import RULES
+from ..text import CONTROL_CHARACTERS_ECMA, text_problem
+
+#: The rule of an argument marshmallow itself refused: missing, or any other (not a number, not one of those listed).
+_MARSHMALLOW_RULES = {fields.Field.default_error_messages["required"]: "field-required"}
+FIELD_INVALID = "field-invalid"
 
 
 class ViolationSchema(Schema):
@@ -18,3 +32,63 @@ class ProblemSchema(Schema):
 
 class VersionNumberSchema(Schema):
     version = fields.Integer()
+
+
+def _broken(rule: str) -> ValidationError:
+    # A message that carries its rule, for `arguments_refused` to report as such.
+    return ValidationError([{"rule": rule, "message": RULES[rule]}])
+
+
+class Text(fields.String):
+    """A string that could name something stored: no control character, no unpaired surrogate (`service.text`)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        metadata = {"pattern": f"^[^{CONTROL_CHARACTERS_ECMA}]*$", **kwargs.pop("metadata", {})}
+        super().__init__(metadata=metadata, **kwargs)
+
+    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> str:
+        text = super()._deserialize(value, attr, data, **kwargs)
+        problem = text_problem(text)
+        if problem is not None:
+            raise _broken(problem)
+        return text
+
+
+class StoredInteger(fields.Integer):
+    """A whole number from 1 to what the database stores (`maximum`, MAX_STORED_INTEGER unless given): a number past
+    it is refused (`number-range`) rather than sent to the database, where it overflowed."""
+
+    def __init__(self, *, maximum: int = MAX_STORED_INTEGER, **kwargs: Any) -> None:
+        metadata = {"minimum": 1, "maximum": maximum, **kwargs.pop("metadata", {})}
+        super().__init__(metadata=metadata, **kwargs)
+        self.maximum = maximum
+
+    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> int:
+        number = super()._deserialize(value, attr, data, **kwargs)
+        if not 1 <= number <= self.maximum:
+            raise _broken("number-range")
+        return number
+
+
+def arguments_refused(messages: dict[str, Any]) -> ServiceError:
+    """webargs' refusal of a request's arguments (messages by location, then by field) as the one error shape, each
+    field with its rule: ours where a field above refused it, marshmallow's own otherwise."""
+    found: list[Violation] = []
+    for by_field in messages.values():
+        _flatten("", by_field, found)
+    return ServiceError(422, "invalid", "The request's arguments break one or more rules.", found)
+
+
+def _flatten(field: str, messages: Any, found: list[Violation]) -> None:
+    if isinstance(messages, list):
+        for message in messages:
+            _flatten(field, message, found)
+    elif isinstance(messages, dict) and "rule" in messages:  # one of ours (`_broken`)
+        found.append(Violation(field, messages["rule"], messages["message"]))
+    elif isinstance(messages, dict):  # marshmallow nests a field's messages by name, a list's by index
+        for key, inner in messages.items():
+            _flatten(f"{field}[{key}]" if isinstance(key, int) else f"{field}.{key}" if field else str(key), inner,
+                     found)
+    else:
+        rule = _MARSHMALLOW_RULES.get(messages, FIELD_INVALID)
+        found.append(Violation(field, rule, RULES[rule]))

@@ -13,6 +13,7 @@ from ..database import generation
 from ..definition import ToolDefinition
 from ..dispatch import CompiledTool, compile_definition
 from ..errors import ServiceError, not_found
+from ..limits import MAX_STORED_INTEGER
 from ..models import Pin, Project, ProjectDraft, ProjectVersion, Tool, ToolDraft, ToolVersion
 
 JSON_TYPES = {"string": "string", "number": "number", "boolean": "boolean", "array": "array", "object": "object"}
@@ -91,7 +92,8 @@ def resolve_project_version(project: Project, version: Any) -> ProjectVersion | 
         return found
     if isinstance(version, bool) or not isinstance(version, int):
         raise ServiceError(422, "invalid", 'The version is a published version number or "draft".')
-    found = query.where(ProjectVersion.number == version).first()
+    # A number past what the database stores names no version, and is never sent to it (an overflow on SQLite).
+    found = query.where(ProjectVersion.number == version).first() if 0 < version <= MAX_STORED_INTEGER else None
     if found is None:
         raise not_found("project version")
     return found

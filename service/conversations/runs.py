@@ -23,6 +23,8 @@ from ..limits import MAX_CALLS_PER_STEP
 from ..models import CallRecord, Conversation, Turn, now
 from ..ops import calls as calls_log
 from ..registry import get_project
+from ..registry.rules import violation
+from ..text import recordable, text_problem
 from .offered import PinnedTool, offered, pinned_tools, resolve_project_version
 from .sessions import Session
 from .slots import CallSlots
@@ -151,6 +153,9 @@ def parse_calls(data: Any) -> list[ModelCall]:
         if not isinstance(call, dict) or not isinstance(call.get("id"), str) or not isinstance(call.get("name"), str):
             problems.append(Violation(f"calls[{i}]", "call-format", "A call has a string id and a string name."))
             continue
+        if (problem := text_problem(call["name"])) is not None:  # the call log could not record it
+            problems.append(violation(f"calls[{i}].name", problem))
+            continue
         calls.append(ModelCall(id=call["id"], name=call["name"], arguments=call.get("arguments", {})))
     if problems:
         raise ServiceError(422, "invalid", "A call is malformed.", problems)
@@ -246,7 +251,7 @@ def _record(session, conversation_id, turn, calls, tools, outcomes, jtis, sessio
     created = now()
     rows = [{
         "organization": session.organization.id, "conversation_id": conversation_id, "turn": turn,
-        "tool": call.name[:64], "tool_version": tools[call.name].version if call.name in tools else None,
+        "tool": recordable(call.name[:64]), "tool_version": tools[call.name].version if call.name in tools else None,
         "subject": session.subject, "anonymous": session.anonymous, "kind": o.kind, "http_code": o.http_code,
         "latency_ms": o.latency_ms, "size_chars": o.size_chars, "jti": jti, "session_start": session_start,
         "created_at": created,

@@ -12,6 +12,7 @@ from ..errors import ServiceError
 from ..keys import SessionClaims, TokenError, verify_session_token
 from ..keys.store import verification_keys
 from ..models import Organization, SigningKeyRow
+from ..text import is_text
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ def _kid_of(token: str) -> str | None:
         kid = jwt.get_unverified_header(token).get("kid")
     except jwt.InvalidTokenError:
         return None
-    return kid if isinstance(kid, str) and len(kid) <= 128 else None
+    return kid if is_text(kid) and len(kid) <= 128 else None  # a NUL or a surrogate is no kid, and cannot be looked up
 
 
 #: Verified session tokens, kept until they expire: a token cannot be revoked, and the key that signed it stays

@@ -14,13 +14,15 @@ if TYPE_CHECKING:
 def register(app: "Flask") -> None:
     """Mount the dashboard at / on `app`. With no secret configured, its pages say why no one can sign in."""
     from .. import app_config
+    from ..api import ERROR_PAGE
     # Each module adds its views to the blueprint.
     from . import account, call_log, history, openapi, playground, projects, tools  # noqa: F401
     from .signin import configure
-    from .web import blp
+    from .web import blp, error_page
 
     configure(app, app_config(app).secret_key)
     # A pasted document rides in one form field; the request's own bound (TOOLGATE_MAX_REQUEST_BYTES) is the limit
     # that matters, not werkzeug's 500 kB default for a field.
     app.config["MAX_FORM_MEMORY_SIZE"] = app_config(app).max_request_bytes
     app.register_blueprint(blp)
+    app.extensions[ERROR_PAGE] = error_page  # errors on the dashboard's paths are pages, not the API's JSON

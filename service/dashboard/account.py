@@ -5,17 +5,10 @@ from flask import redirect, request, url_for
 
 from ..api.auth import POWERS, READ
 from ..errors import ServiceError, Violation
-from .signin import sign_in, sign_out, signed_in
+from .signin import safe_next, sign_in, sign_out, signed_in
 from .web import blp, done, page
 
 NO_DASHBOARD = "A backend key only mints session tokens; sign in with an admin or agent key."
-
-
-def _safe_next(target: str | None) -> str:
-    """Where to go after signing in: a path on this site only, never another origin."""
-    if target and target.startswith("/") and not target.startswith("//") and "\\" not in target:
-        return target
-    return url_for("dashboard.tools")
 
 
 @blp.get("/")
@@ -40,7 +33,7 @@ def signin_submit():
     if READ not in POWERS[who.role]:
         sign_out()
         return page("signin.html", 403, next=target, violations=[Violation("api_key", "forbidden", NO_DASHBOARD)])
-    return redirect(_safe_next(target))
+    return redirect(safe_next(target) or url_for("dashboard.tools"))  # a path on this site only, never elsewhere
 
 
 @blp.post("/signout")

@@ -9,7 +9,10 @@ from datetime import datetime, timezone
 from typing import Mapping
 
 from ..errors import Violation
+from ..limits import MAX_ROW_ID
 from ..ops.calls import KINDS, CallQuery
+from ..registry.rules import violation
+from ..text import text_problem, whole_number
 
 #: The form's inputs, in the order the page shows them; `from` and `to` bound the time of the call.
 TEXT_FILTERS = ("conversation", "turn", "tool", "subject")
@@ -58,8 +61,8 @@ def call_filters(args: Mapping[str, str], limit: int) -> CallFilters:
         problems.append(Violation("to", "time-order", TIME_ORDER))
     if values["kind"] and values["kind"] not in KINDS:
         problems.append(Violation("kind", "kind-unknown", KIND_UNKNOWN))
-    before = (args.get(BEFORE) or "").strip()
+    problems += [violation(name, text_problem(values[name])) for name in TEXT_FILTERS if text_problem(values[name])]
     query = CallQuery(**{name: values[name] or None for name in TEXT_FILTERS},
                       kind=values["kind"] or None, since=times["from"], until=times["to"],
-                      before_id=int(before) if before.isascii() and before.isdigit() else None, limit=limit)
+                      before_id=whole_number((args.get(BEFORE) or "").strip(), MAX_ROW_ID), limit=limit)
     return CallFilters(values, query, problems)

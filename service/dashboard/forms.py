@@ -10,13 +10,16 @@ import re
 from typing import Any, Iterable, Mapping
 
 from ..errors import Violation
+from ..limits import MAX_STORED_INTEGER
+from ..text import whole_number
 
 PARAMETERS = "parameters"
 CALLS = "calls"
 PARAMETER_FIELDS = ("name", "type", "location", "element_type", "required", "description")
 CALL_FIELDS = ("name", "arguments")
-_ROW_KEY = re.compile(r"^(\w+)\[(\d+)\]\.(\w+)$")
-_ROW_OP = re.compile(r"^(remove|up|down)-(\d+)$")
+# A row index is a few ASCII digits: thousands of them (a 500 when read as a number) name no row, so match nothing.
+_ROW_KEY = re.compile(r"^(\w+)\[([0-9]{1,6})\]\.(\w+)$")
+_ROW_OP = re.compile(r"^(remove|up|down)-([0-9]{1,6})$")
 PIN_PREFIX = "pin-"
 #: Said when a playground call's arguments do not parse; the dashboard's own sentence, not a registry rule.
 ARGUMENTS_NOT_JSON = "The arguments must be a JSON object, such as {\"status\": \"open\"}."
@@ -154,7 +157,7 @@ def pins_from_form(form: Mapping[str, str]) -> list[dict[str, Any]]:
         value = form[key].strip()
         if not value:
             continue
-        pins.append({"tool": key[len(PIN_PREFIX):], "version": int(value) if value.isdigit() else value})
+        pins.append({"tool": key[len(PIN_PREFIX):], "version": whole_number(value, MAX_STORED_INTEGER) or value})
     return pins
 
 

@@ -11,6 +11,7 @@ from flask import request
 
 from .. import registry
 from ..errors import Violation
+from ..limits import MAX_STORED_INTEGER
 from ..ops import audit, impact
 from .readable import (
     compare_choices,
@@ -20,6 +21,7 @@ from .readable import (
     ref_label,
     version_ref,
 )
+from ..text import whole_number
 from .web import READ, blp, page, principal, requires
 
 #: How many of its latest changes a tool's page shows; the history page shows the rest, this many at a time.
@@ -63,8 +65,7 @@ def tool_extras(tool: dict[str, Any], number: int | None = None) -> dict[str, An
 def tool_history(name: str):
     """Every change to the tool, newest first, a page at a time: who (person or agent, and which key), what, when."""
     tool = registry.tool_view(registry.get_tool(_org(), name))
-    before = request.args.get("before", "")
-    before_seq = int(before) if before.isascii() and before.isdigit() else None
+    before_seq = whole_number(request.args.get("before", ""), MAX_STORED_INTEGER)  # anything else: the first page
     entries, older = _history(name, HISTORY_PAGE, before_seq)
     return page("history.html", tool=tool, entries=entries, older=older, paged=before_seq is not None)
 

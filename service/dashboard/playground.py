@@ -14,9 +14,12 @@ from .. import app_config, registry
 from ..conversations import ModelCall, authenticate_session, get_conversation, offered_tools, open_conversation
 from ..conversations import run_model_step, start_turn
 from ..errors import ServiceError, Violation
-from ..keys import mint_session_token
+from ..keys import mint_session_token, subject_fits
 from ..keys.store import signing_key
+from ..limits import MAX_STORED_INTEGER
 from ..ops import why
+from ..registry.rules import violation
+from ..text import is_text, whole_number
 from .calls import example_arguments, pretty, shown_results
 from .forms import BLANK_CALL, apply_row_op, calls_from_form, entitlements_from_text
 from .web import MINT_SESSIONS, blp, done, page, principal, requires
@@ -111,14 +114,19 @@ def start_conversation():
     form = {"choice": request.form.get("version", ""), "subject": request.form.get("subject", "").strip(),
             "entitlements": entitlements_from_text(request.form.get("entitlements", "")),
             "anonymous": request.form.get("anonymous") == "on"}
+    number = whole_number(version, MAX_STORED_INTEGER)
     problems = []
-    if not project or not (version == DRAFT or version.isdigit()):
+    if not project or not (version == DRAFT or number):
         problems.append(Violation("version", "field-required", "Choose a project version to converse with."))
     if not form["subject"]:
         problems.append(Violation("subject", "field-required", "This field is required."))
+    elif not subject_fits(form["subject"]):  # the token the playground mints holds it, like any other
+        problems.append(violation("subject", "subject-format"))
+    if not all(is_text(e) for e in form["entitlements"]):
+        problems.append(violation("entitlements", "control-character"))
     if problems:
         return _page(422, form=form, violations=problems)
-    state = {**form, "project": project, "version": version if version == DRAFT else int(version)}
+    state = {**form, "project": project, "version": version if version == DRAFT else number}
     if request.form.get("op", START) == EXPLAIN:
         try:
             return _page(form=form, offers=explanation(state))

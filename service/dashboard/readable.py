@@ -7,9 +7,11 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..dispatch.failures import UNKNOWN_TOOL
+from ..limits import MAX_STORED_INTEGER
 from ..ops import audit
 from ..ops.changes import ENDPOINT, MODEL
 from ..ops.impact import DRAFT
+from ..text import whole_number
 
 #: What each change to a tool reads as in its history; `{version}` is the record's version.
 ACTIONS = {
@@ -70,9 +72,7 @@ def version_ref(text: str | None) -> int | str | None:
     text = (text or "").strip()
     if text == DRAFT:
         return DRAFT
-    if text.isascii() and text.isdigit() and int(text) > 0:
-        return int(text)
-    return None
+    return whole_number(text, MAX_STORED_INTEGER)  # past it, no version: and never sent to the database
 
 
 def ref_label(ref: int | str) -> str:

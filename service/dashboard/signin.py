@@ -12,6 +12,7 @@ import hmac
 import os
 import secrets
 from datetime import timedelta
+from urllib.parse import unquote
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
@@ -20,6 +21,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from flask import Flask, current_app, g, session
 
 from ..errors import ServiceError
+from ..limits import MAX_URL_CHARS
 from ..registry import Principal, authenticate_api_key, looks_like_api_key
 
 COOKIE_NAME = "toolgate_dashboard"
@@ -105,6 +107,20 @@ def signed_in() -> Principal | None:
                 session.clear()
         g.principal = principal
     return g.principal
+
+
+def safe_next(target: str | None) -> str | None:
+    """`target` when it is a path on this site to go to after signing in, else None (go to the dashboard's home).
+
+    Only printable ASCII is taken, starting with one "/" and not two and holding no backslash, even once
+    percent-decoded: browsers drop tabs and line breaks from a URL and read a backslash as "/", so `/%09/evil.example`
+    sent in a form led to //evil.example, and a CR or LF cannot stand in the Location header at all (a 500)."""
+    if not target or len(target) > MAX_URL_CHARS or not all("\x21" <= ch <= "\x7e" for ch in target):
+        return None
+    decoded = unquote(target)
+    if not target.startswith("/") or decoded.startswith("//") or "\\" in decoded or not decoded.isprintable():
+        return None
+    return target
 
 
 def csrf_token() -> str:

@@ -143,7 +143,7 @@ def start_draft(name: str):
     return done(f"Started a new draft from version {draft.based_on}.", "dashboard.editor", name=name)
 
 
-@blp.get("/tools/<name>/versions/<int:number>")
+@blp.get("/tools/<name>/versions/<version:number>")
 @requires(READ)
 def version(name: str, number: int):
     """A published version, read-only: every field fixed; "start a new draft" to change anything."""

@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 from functools import wraps
 from typing import Any
 
-from flask import Blueprint, flash, g, redirect, render_template, request, url_for
+from flask import Blueprint, current_app, flash, g, make_response, redirect, render_template, request, url_for
 
 from ..api.auth import MINT_SESSIONS, POWERS, PUBLISH, READ, READ_CALLS, WRITE_DRAFTS
 from ..database import UNAVAILABLE, unavailable_error
@@ -114,20 +114,47 @@ def _headers(response):
     return response
 
 
+TITLES = {400: "Bad request", 401: "Not signed in", 403: "Not allowed", 404: "Not found", 405: "Not allowed here",
+          409: "Conflict", 413: "Too large", 429: "Busy", 500: "Something went wrong", 503: "Unavailable"}
+
+
 @blp.errorhandler(ServiceError)
 def _service_error(error: ServiceError):
-    titles = {401: "Not signed in", 403: "Not allowed", 404: "Not found", 409: "Conflict", 429: "Busy",
-              503: "Unavailable"}
-    body, status = page("error.html", error.status, title=titles.get(error.status, "Refused"),
-                        message=error.message, violations=error.violations)
+    # Who is signed in shows only if the request already knew: an error before the view (a body too large, the
+    # database away) must not send the page to the database. The shared context is given here too, since a path
+    # that matched no route has no blueprint to add it.
+    g.setdefault("principal", None)
+    body, status = page("error.html", error.status, title=TITLES.get(error.status, "Refused"),
+                        message=error.message, violations=error.violations, **_shared())
     headers = {} if error.retry_after is None else {"Retry-After": str(error.retry_after)}
-    return body, status, headers
+    return _headers(make_response(body, status, headers))
+
+
+_OTHERS = "toolgate_dashboard_others"
+
+
+def owns(path: str) -> bool:
+    """Whether `path` is the dashboard's: it is mounted at /, so every path but those of the API, the MCP endpoint,
+    the JWKS, metrics, health and the API's documentation (the first segments of their routes)."""
+    others = current_app.extensions.get(_OTHERS)
+    if others is None:
+        others = current_app.extensions[_OTHERS] = frozenset(
+            rule.rule.split("/")[1] for rule in current_app.url_map.iter_rules()
+            if not rule.endpoint.startswith(f"{blp.name}."))
+    return path.split("/")[1] not in others
+
+
+def error_page(error: ServiceError):
+    """The error page for any error on the dashboard's paths, a route's or none's (404, 405, 413, 500, 503...);
+    None elsewhere, where the API answers in JSON."""
+    if request.blueprint != blp.name and not owns(request.path):
+        return None
+    return _service_error(error)
 
 
 def _database_unavailable(error: Exception):
     """The database could not serve: the error page, rendered without asking the database who is signed in."""
     log.warning("the database could not serve a dashboard page: %s: %s", type(error).__name__, error)
-    g.setdefault("principal", None)
     return _service_error(unavailable_error())
 
 

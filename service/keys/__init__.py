@@ -20,6 +20,7 @@ from service.keys.session_tokens import (
     SessionClaims,
     TokenError,
     mint_session_token,
+    subject_fits,
     verify_session_token,
 )
 from service.keys.signing_key import (
@@ -53,6 +54,7 @@ __all__ = [
     "rotate",
     "seal_private_key",
     "signing_key_from_private",
+    "subject_fits",
     "unseal_private_key",
     "verify_session_token",
 ]

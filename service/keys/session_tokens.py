@@ -21,7 +21,8 @@ from service.keys.algorithms import ALGORITHMS
 from service.keys.compact import sign_compact
 from service.keys.jwks import published_keys
 from service.keys.signing_key import SigningKey
-from service.limits import CLOCK_SKEW_SECONDS, SESSION_TOKEN_MAX_SECONDS
+from service.limits import CLOCK_SKEW_SECONDS, MAX_SUBJECT_CHARS, SESSION_TOKEN_MAX_SECONDS
+from service.text import text_problem
 
 #: The `typ` header of a session token, distinct from an assertion's "JWT" (RFC 8725 §3.11).
 SESSION_TOKEN_TYPE = "toolgate-session+jwt"
@@ -31,6 +32,9 @@ SESSION_CLAIMS = ("iss", "aud", "sub", "anon", "entitlements", "iat", "exp", "jt
 
 #: Longer text is refused before it is parsed, and minting refuses to produce it.
 MAX_SESSION_TOKEN_CHARS = 8_192
+
+#: Subjects that cannot stand as a path segment: HTTP clients remove dot segments (`/users/../orders` is `/orders`).
+_NOT_A_SEGMENT = ("", ".", "..")
 
 #: The stable reason codes of TokenError.
 REASONS = (
@@ -77,6 +81,13 @@ class SessionClaims:
     jti: str
 
 
+def subject_fits(subject: object) -> bool:
+    """Whether `subject` can be a session token's subject: 1 to MAX_SUBJECT_CHARS characters with no control
+    character, and not . or .., so it stands as a path segment wherever a tool puts it (rule `subject-format`)."""
+    return (isinstance(subject, str) and subject not in _NOT_A_SEGMENT and len(subject) <= MAX_SUBJECT_CHARS
+            and text_problem(subject) is None)
+
+
 def mint_session_token(
     key: SigningKey,
     issuer: str,
@@ -101,8 +112,9 @@ def mint_session_token(
         )
     if not isinstance(issuer, str) or not issuer:
         raise ValueError("A session token needs the issuer as a non-empty string.")
-    if not isinstance(subject, str) or not subject:
-        raise ValueError("A session token needs a non-empty string subject.")
+    if not subject_fits(subject):
+        raise ValueError(f"A session token's subject is 1 to {MAX_SUBJECT_CHARS} characters with no control "
+                         "characters, and not . or ..")
     if not isinstance(anonymous, bool):
         raise ValueError("anonymous must be true or false.")
     entitlement_list = list(entitlements)
@@ -191,8 +203,8 @@ def _claims(payload: dict, now: float) -> SessionClaims:
     issued_at = _whole_seconds(payload, "iat")
     expires_at = _whole_seconds(payload, "exp")
     subject, anonymous, entitlements = payload["sub"], payload["anon"], payload["entitlements"]
-    if not subject:
-        raise TokenError("malformed", "sub is empty")
+    if not subject_fits(subject):  # never minted so: it would fail every call that puts it in a path
+        raise TokenError("malformed", "sub is not a subject")
     if not isinstance(anonymous, bool):
         raise TokenError("malformed", "anon is not a boolean")
     if not isinstance(entitlements, list) or not all(isinstance(e, str) for e in entitlements):

@@ -12,6 +12,8 @@ from typing import Any
 from .. import limits
 from ..definition import ELEMENT_TYPES, LOCATIONS, METHODS, SCOPES, TYPES
 from ..errors import ServiceError, Violation
+from ..registry.rules import violation
+from ..text import text_problem
 
 PARAMETER = {
     "type": "object",
@@ -87,7 +89,7 @@ READ_TOOL = {
     "type": "object",
     "properties": {
         "name": {"type": "string"},
-        "version": {"type": "integer", "minimum": 1,
+        "version": {"type": "integer", "minimum": 1, "maximum": limits.MAX_STORED_INTEGER,
                     "description": "Optional: a published version number, to read that frozen definition."},
     },
     "required": ["name"],
@@ -164,7 +166,8 @@ def _has_type(value: Any, type_: str) -> bool:
 
 
 def check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> list[Violation]:
-    """Every top-level problem with `arguments`: missing, unknown, or of the wrong type."""
+    """Every top-level problem with `arguments`: missing, unknown, of the wrong type, a number outside its bounds, or
+    a string that is not text a name can hold (a control character: PostgreSQL cannot even be asked about a NUL)."""
     properties = schema.get("properties", {})
     found = [_violation(key, "argument-required") for key in schema.get("required", ()) if arguments.get(key) is None]
     if schema.get("additionalProperties") is False:
@@ -175,4 +178,9 @@ def check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> list[V
             continue
         if not any(_has_type(value, t) for t in ([declared] if isinstance(declared, str) else declared)):
             found.append(_violation(key, "argument-type"))
+        elif isinstance(value, str) and (problem := text_problem(value)) is not None:
+            found.append(violation(key, problem))
+        elif _has_type(value, "integer") and not (
+                properties[key].get("minimum", value) <= value <= properties[key].get("maximum", value)):
+            found.append(violation(key, "number-range"))
     return found

@@ -11,6 +11,7 @@ from ..database import write_transaction
 from ..errors import ServiceError, Violation, unauthorized
 from ..models import ApiKey, Organization, now
 from ..ops import audit
+from ..text import is_text
 
 ROLES = ("admin", "agent", "backend")
 KEY_PREFIX = "tgk"
@@ -44,7 +45,7 @@ def create_organization(slug: str, algorithm: str = "ES256") -> Organization:
 
 
 def get_organization(slug: str) -> Organization | None:
-    return Organization.get_or_none(Organization.slug == slug)
+    return Organization.get_or_none(Organization.slug == slug) if is_text(slug) else None
 
 
 def _hash(secret: str) -> str:
@@ -73,7 +74,7 @@ def looks_like_api_key(token: str) -> bool:
 def authenticate_api_key(token: str) -> Principal:
     """The principal of a presented key, or 401. The secret is compared in constant time."""
     parts = token.split("_", 2)
-    if len(parts) != 3 or parts[0] != KEY_PREFIX:
+    if len(parts) != 3 or parts[0] != KEY_PREFIX or not is_text(parts[1]):  # PostgreSQL cannot be asked about a NUL
         raise unauthorized()
     row = (ApiKey.select(ApiKey, Organization).join(Organization)
            .where(ApiKey.key_id == parts[1], ApiKey.revoked_at.is_null()).first())

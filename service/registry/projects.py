@@ -14,6 +14,8 @@ from ..database import retry_transient, write_transaction
 from ..errors import ServiceError, Violation, concurrent_change, invalid, not_found
 from ..models import Organization, Pin, Project, ProjectDraft, ProjectVersion, Tool, ToolVersion, now
 from ..ops import audit
+from ..text import is_text, text_problem
+from .. import limits
 from .rules import check_definition, violation
 from .tools import audit_publish, draft_of, publish_draft_in_transaction, refusal, unique_or
 
@@ -22,6 +24,9 @@ DRAFT = "draft"
 
 
 def get_project(organization: Organization, name: str) -> Project:
+    """The organization's project of that name, or 404."""
+    if not is_text(name):  # a control character names nothing, and PostgreSQL cannot even be asked
+        raise not_found("project")
     project = Project.get_or_none(Project.organization == organization, Project.name == name)
     if project is None:
         raise not_found("project")
@@ -80,6 +85,9 @@ def check_pins(project: Project, pins: Any, *, publishing: bool = False) -> list
             continue
         unknown = set(pin) - {"tool", "version"}
         found.extend(violation(f"{field}.{k}", "field-unknown") for k in sorted(unknown))
+        if (problem := text_problem(pin["tool"])) is not None:
+            found.append(violation(f"{field}.tool", problem))
+            continue
         tool = Tool.get_or_none(Tool.organization == project.organization_id, Tool.name == pin["tool"])
         if tool is None:
             found.append(violation(f"{field}.tool", "pin-unknown-tool"))
@@ -98,7 +106,9 @@ def check_pins(project: Project, pins: Any, *, publishing: bool = False) -> list
                 _, problems = check_definition(draft.definition)
                 found.extend(Violation(f"{field}.{v.field}", v.rule, v.message) for v in problems)
         elif isinstance(version, int) and not isinstance(version, bool):
-            if not ToolVersion.select().where(ToolVersion.tool == tool, ToolVersion.number == version).exists():
+            # A number past what the database stores is no version, and is never sent to it.
+            if (not 0 < version <= limits.MAX_STORED_INTEGER or not ToolVersion.select().where(
+                    ToolVersion.tool == tool, ToolVersion.number == version).exists()):
                 found.append(violation(f"{field}.version", "pin-unknown-version"))
         else:
             found.append(violation(f"{field}.version", "pin-version-format"))

@@ -24,6 +24,7 @@ from ..definition import (
 )
 from ..dispatch import DefinitionError, compile_definition
 from ..errors import Violation
+from ..text import text_problem
 from .. import limits
 
 RULES: dict[str, str] = {
@@ -121,6 +122,14 @@ RULES: dict[str, str] = {
     "body-not-object": "A request body is carried only as the declared fields of one JSON object.",
     "auth-not-carried": "The operation's own credentials are not carried: each call carries the platform's signed "
                         "assertion as its Bearer token instead.",
+    # Text and numbers anywhere (service.text, service.limits), and a session token's subject.
+    "control-character": "This field cannot hold control characters, such as NUL, tabs, or line breaks.",
+    "description-control-character": "A description can hold tabs and line breaks, but no other control characters.",
+    "unpaired-surrogate": "This field holds an unpaired surrogate, which is not text.",
+    "number-range": "This number is outside the range the service stores.",
+    "field-invalid": "This value is not one this field takes.",
+    "subject-format": f"A subject is 1 to {limits.MAX_SUBJECT_CHARS} characters with no control characters, and is "
+                      "not . or .., so it can stand as a path segment.",
 }
 
 # Matched with fullmatch: `$` also matches before a final line break, so "x\n" would pass as "x".
@@ -158,13 +167,14 @@ def check_definition(data: Any, *, extra_fields: frozenset[str] = frozenset()) -
     name = _string(data, "name", found, required=True, max_chars=limits.MAX_TOOL_NAME_CHARS)
     if name is not None and not NAME_PATTERN.fullmatch(name):  # "" too: a tool must have a name to be called by
         found.append(violation("name", "name-format"))
-    description = _string(data, "description", found, required=False, max_chars=limits.MAX_DESCRIPTION_CHARS)
+    description = _text(_string(data, "description", found, required=False, max_chars=limits.MAX_DESCRIPTION_CHARS),
+                        "description", found, description=True)
     if not (description or "").strip() and not _has(found, "description"):
         found.append(violation("description", "description-required"))
     method = _string(data, "method", found, required=True)
     if method is not None and method not in METHODS:
         found.append(violation("method", "method-unsupported"))
-    url = _string(data, "url", found, required=True, max_chars=limits.MAX_URL_CHARS)
+    url = _text(_string(data, "url", found, required=True, max_chars=limits.MAX_URL_CHARS), "url", found)
     if url is not None:
         found.extend(_check_url(url))
     scope = _string(data, "scope", found, required=False) or "shared"
@@ -291,8 +301,9 @@ def _check_parameter(i: int, data: Any, found: list[Violation]) -> Parameter | N
     required = data.get("required", True)
     if not isinstance(required, bool):
         found.append(violation(f"{prefix}.required", "field-type"))
-    description = _string(data, "description", found, required=False, prefix=prefix,
-                          max_chars=limits.MAX_DESCRIPTION_CHARS) or ""
+    description = _text(_string(data, "description", found, required=False, prefix=prefix,
+                                max_chars=limits.MAX_DESCRIPTION_CHARS), f"{prefix}.description", found,
+                        description=True) or ""
     if len(found) > before and (name is None or type_ not in TYPES or location not in LOCATIONS):
         return None
     return Parameter(
@@ -348,6 +359,15 @@ def _string(data, key, found, *, required, prefix="", max_chars=None):
         return None
     if max_chars is not None and len(value) > max_chars:
         found.append(violation(field, "field-too-long"))
+        return None
+    return value
+
+
+def _text(value: str | None, field: str, found: list[Violation], *, description: bool = False) -> str | None:
+    """`value` if it is text this field may hold (service.text), else None with the violation added."""
+    problem = None if value is None else text_problem(value, description=description)
+    if problem is not None:
+        found.append(violation(field, problem))
         return None
     return value
 

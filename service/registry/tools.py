@@ -14,6 +14,7 @@ from ..definition import ToolDefinition
 from ..errors import ServiceError, Violation, conflict, invalid, not_found, precondition_failed
 from ..models import Organization, Project, Tool, ToolDraft, ToolVersion, now
 from ..ops import audit
+from ..text import is_text, text_problem
 from .. import limits
 from .rules import check_definition, violation
 
@@ -37,6 +38,8 @@ def unique_or(refusal: Violation | ServiceError) -> Iterator[None]:
 
 def get_tool(organization: Organization, name: str) -> Tool:
     """The organization's tool of that name, or 404 (another organization's tool is simply not found)."""
+    if not is_text(name):  # a control character names nothing, and PostgreSQL cannot even be asked
+        raise not_found("tool")
     tool = Tool.get_or_none(Tool.organization == organization, Tool.name == name)
     if tool is None:
         raise not_found("tool")
@@ -46,6 +49,8 @@ def get_tool(organization: Organization, name: str) -> Tool:
 def list_tools(organization: Organization, project: str | None = None) -> list[Tool]:
     query = Tool.select().where(Tool.organization == organization).order_by(Tool.name)
     if project is not None:
+        if not is_text(project):
+            return []
         query = query.join(Project).where(Project.name == project)
     return list(query)
 
@@ -59,7 +64,11 @@ def latest_version(tool: Tool) -> ToolVersion | None:
 
 
 def get_version(organization: Organization, name: str, number: int) -> ToolVersion:
-    version = ToolVersion.get_or_none(ToolVersion.tool == get_tool(organization, name), ToolVersion.number == number)
+    """A published version, or 404."""
+    tool = get_tool(organization, name)
+    # A number past what the database stores names no version, and is never sent to it (an overflow on SQLite).
+    in_range = 0 < number <= limits.MAX_STORED_INTEGER
+    version = ToolVersion.get_or_none(ToolVersion.tool == tool, ToolVersion.number == number) if in_range else None
     if version is None:
         raise not_found("version")
     return version
@@ -76,6 +85,9 @@ def _display_name(value: Any, default: str, found: list[Violation]) -> str:
     if not isinstance(value, str) or len(value) > limits.MAX_DISPLAY_NAME_CHARS:
         found.append(violation("display_name", "display-name-format"))
         return default
+    if (problem := text_problem(value)) is not None:
+        found.append(violation("display_name", problem))
+        return default
     return value
 
 
@@ -87,9 +99,14 @@ def register_tool(organization: Organization, data: dict[str, Any], actor: str) 
     project = None
     project_name = data.get("project") if isinstance(data, dict) else None
     if project_name is not None:
-        project = Project.get_or_none(Project.organization == organization, Project.name == project_name)
-        if project is None:
-            found.append(violation("project", "project-unknown"))
+        if not isinstance(project_name, str):  # [null, null] was a 500 ("row value misused")
+            found.append(violation("project", "field-type"))
+        elif (problem := text_problem(project_name)) is not None:
+            found.append(violation("project", problem))
+        else:
+            project = Project.get_or_none(Project.organization == organization, Project.name == project_name)
+            if project is None:
+                found.append(violation("project", "project-unknown"))
     if found:
         raise invalid(found)
     taken = violation("name", "name-taken")

@@ -4,11 +4,12 @@ import json
 import zlib
 
 import pytest
+import requests
 from flask import Flask
 from flask.sessions import SecureCookieSessionInterface
 
 from service.dashboard.account import NO_DASHBOARD
-from service.dashboard.signin import COOKIE_NAME, _SIGNING_INFO, derive
+from service.dashboard.signin import COOKIE_NAME, _SIGNING_INFO, derive, safe_next
 from service.dashboard.web import CONTENT_SECURITY_POLICY, CSRF_FAILED
 from service.database import db
 from service.models import ApiKey, now
@@ -33,12 +34,37 @@ def test_a_visitor_is_sent_to_sign_in_and_back(service):
     assert person.post("/signin", {"api_key": service.admin_key, "next": "/projects"}).url.endswith("/projects")
 
 
-@pytest.mark.parametrize("target", ["//evil.example/x", "https://evil.example/", "/\\evil.example"])
-def test_sign_in_never_sends_a_person_to_another_site(service, target):
+OFF_SITE = ["//evil.example/x", "https://evil.example/", "/\\evil.example", "/\t/evil.example", "/%09/evil.example",
+            "/\n/evil.example", "/\r\n/evil.example", "/ /evil.example", "\t//evil.example", "/\x0b/evil.example",
+            "/%2F%2Fevil.example", "/%5Cevil.example", "/%2f/evil.example", "//x", "/\\x", "https://x", "/%2F%2Fx",
+            "javascript:alert(1)", "evil.example", "/tools\r\nSet-Cookie: planted=1", "/tools\nX: y", "/tools\x00"]
+
+
+def signing_in_to(service, target):
+    """The answer to signing in with `next` = `target`, not followed."""
     person = Person(service.url)
     person.get("/signin")
-    page = person.post("/signin", {"api_key": service.admin_key, "next": target})
-    assert page.url == service.url + "/tools"
+    return requests.post(service.url + "/signin", data={"api_key": service.admin_key, "next": target,
+                                                         "csrf_token": person.csrf},
+                         headers={"Cookie": f"{COOKIE_NAME}={person.cookie}"}, allow_redirects=False, timeout=10)
+
+
+@pytest.mark.parametrize("target", OFF_SITE)
+def test_sign_in_never_sends_a_person_to_another_site(service, target):
+    """CR or LF in `next` was a 500 (a header cannot hold them); `/%09/evil.example` led to //evil.example, since
+    browsers drop tabs and line breaks from a URL. Anything but a plain path on this site goes to the Tools screen."""
+    response = signing_in_to(service, target)
+    assert response.status_code == 302
+    assert response.headers["Location"] == "/tools"
+    assert safe_next(target) is None
+
+
+@pytest.mark.parametrize("target", ["/tools", "/projects/shop", "/calls?subject=al%C3%AFce&kind=ok",
+                                    "/tools/get_orders/compare?from=1&to=draft", "/tools/a%20b"])
+def test_a_path_on_this_site_is_where_signing_in_goes_next(service, target):
+    response = signing_in_to(service, target)
+    assert response.status_code == 302
+    assert response.headers["Location"] == target
 
 
 @pytest.mark.parametrize("key", ["", "not-a-key", "tgk_0000000000000000_wrong"])

@@ -23,7 +23,7 @@ from service.keys import (
 )
 from service.keys.algorithms import sign
 from service.keys.session_tokens import MAX_SESSION_TOKEN_CHARS, SESSION_CLAIMS
-from service.limits import CLOCK_SKEW_SECONDS, SESSION_TOKEN_MAX_SECONDS
+from service.limits import CLOCK_SKEW_SECONDS, MAX_SUBJECT_CHARS, SESSION_TOKEN_MAX_SECONDS
 
 from .vectors import FIXED_NOW, ISSUER, b64url_decode, b64url_encode, fixed_key, forge
 
@@ -318,12 +318,20 @@ def test_minting_accepts_the_longest_ttl():
 
 @pytest.mark.parametrize(
     "subject, anonymous, entitlements, message",
-    [("", False, [], "subject"), (None, False, [], "subject"), ("u", "no", [], "anonymous"),
+    [("", False, [], "subject"), (None, False, [], "subject"), (".", False, [], "subject"),
+     ("..", False, [], "subject"), ("u\x00", False, [], "subject"), ("u\n", False, [], "subject"),
+     ("u" * (MAX_SUBJECT_CHARS + 1), False, [], "subject"), ("u", "no", [], "anonymous"),
      ("u", False, [1], "Entitlements"), ("u", False, ["e" * MAX_SESSION_TOKEN_CHARS], "exceed")],
 )
 def test_minting_refuses_what_cannot_be_a_session(subject, anonymous, entitlements, message):
     with pytest.raises(ValueError, match=message):
         mint_session_token(KEY, ISSUER, subject, anonymous, entitlements, 60, FIXED_NOW)
+
+
+@pytest.mark.parametrize("subject", [".", "..", "u\x00", "\x1b", "u" * (MAX_SUBJECT_CHARS + 1)])
+def test_a_token_whose_subject_cannot_stand_as_a_path_segment_is_malformed(subject):
+    """Never minted so; if one were, every call putting its subject in a path would be the model's fault."""
+    assert rejection(forge(header(), claims(sub=subject), sign=signed_by(KEY))) == "malformed"
 
 
 def test_retired_key_mints_no_session_token():

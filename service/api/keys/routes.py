@@ -10,17 +10,18 @@ from marshmallow import Schema, fields
 
 from ... import app_config
 from ...errors import ServiceError, Violation, not_found
-from ...keys import mint_session_token
+from ...keys import mint_session_token, subject_fits
 from ...keys.store import jwks, rotate, signing_key
 from ...limits import SESSION_TOKEN_MAX_SECONDS
 from ...registry import get_organization
+from ...registry.rules import violation
+from ...text import is_text
 from ..auth import MANAGE_KEYS, MINT_SESSIONS, current_principal, requires
 from ..body import json_body
 
 blp = Blueprint("keys", __name__, description="Signing keys, the JWKS and session tokens.")
 
 JWKS_MAX_AGE = 300
-MAX_SUBJECT_CHARS = 256
 MAX_ENTITLEMENTS = 100
 
 
@@ -71,13 +72,12 @@ def _session_request(body) -> tuple[str, bool, list[str], int]:
         body = {}
     subject, anonymous = body.get("subject"), body.get("anonymous", False)
     entitlements, ttl = body.get("entitlements", []), body.get("ttl_seconds", SESSION_TOKEN_MAX_SECONDS)
-    if not isinstance(subject, str) or not subject or len(subject) > MAX_SUBJECT_CHARS:
-        found.append(Violation("subject", "subject-format",
-                               f"The subject is a non-empty string of at most {MAX_SUBJECT_CHARS} characters."))
+    if not subject_fits(subject):  # refused here, not later as every call's invalid-arguments
+        found.append(violation("subject", "subject-format"))
     if not isinstance(anonymous, bool):
         found.append(Violation("anonymous", "field-type", "This field has the wrong type."))
     if (not isinstance(entitlements, list) or len(entitlements) > MAX_ENTITLEMENTS
-            or not all(isinstance(e, str) and e and " " not in e for e in entitlements)):
+            or not all(is_text(e) and e and " " not in e for e in entitlements)):
         found.append(Violation("entitlements", "entitlements-format",
                                "Entitlements are a list of claims such as products:write, with no spaces."))
     if isinstance(ttl, bool) or not isinstance(ttl, int) or not 0 < ttl <= SESSION_TOKEN_MAX_SECONDS:

@@ -7,7 +7,10 @@ from flask_smorest import Blueprint
 
 from ... import registry
 from ...errors import ServiceError, Violation
+from ...limits import MAX_STORED_INTEGER
 from ...ops import audit, calls, health, impact, metrics, why
+from ...registry.rules import RULES, violation
+from ...text import whole_number
 from ..auth import READ, READ_CALLS, current_principal, requires
 from ..schemas import ProblemSchema
 from .schemas import (
@@ -30,9 +33,6 @@ blp = Blueprint("ops", __name__, description="Operations: call log, audit trail,
 
 ERRORS = {"description": "What was wrong with the request.", "schema": ProblemSchema}
 
-
-
-
 VERSION_FORMAT = 'A version is a published version number or "draft".'
 
 
@@ -40,8 +40,11 @@ def _ref(value: str, field: str) -> int | str:
     """A version reference from a query string: a published version number, or "draft"."""
     if value == impact.DRAFT:
         return value
-    if value.isascii() and value.isdigit() and int(value) > 0:
-        return int(value)
+    if value.isascii() and value.isdigit():
+        number = whole_number(value, MAX_STORED_INTEGER)
+        if number is None:  # past what the database stores: it was an overflow there
+            raise ServiceError(422, "invalid", RULES["number-range"], [violation(field, "number-range")])
+        return number
     raise ServiceError(422, "invalid", VERSION_FORMAT, [Violation(field, "version-format", VERSION_FORMAT)])
 
 
@@ -100,7 +103,7 @@ class ToolDiffViews(MethodView):
                            _ref(query["to"], "to"))
 
 
-@blp.route("/v1/tools/<name>/versions/<int:number>/impact")
+@blp.route("/v1/tools/<name>/versions/<version:number>/impact")
 class VersionImpactViews(MethodView):
     @blp.response(200, VersionImpactSchema)
     @requires(READ)

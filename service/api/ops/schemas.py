@@ -1,18 +1,21 @@
 """Shapes of the operations API, for the OpenAPI document and for reading query strings."""
 from marshmallow import Schema, fields, validate
 
+from ...limits import MAX_ROW_ID
 from ...ops import audit, calls
+from ..schemas import StoredInteger, Text
 
 
 class CallQuerySchema(Schema):
-    conversation = fields.String()
-    turn = fields.String()
-    tool = fields.String()
-    subject = fields.String()
+    conversation = Text()
+    turn = Text()
+    tool = Text()
+    subject = Text()
     kind = fields.String(validate=validate.OneOf(calls.KINDS), metadata={"description": 'A failure kind, or "ok".'})
     since = fields.Float(metadata={"description": "Unix seconds, inclusive."})
     until = fields.Float(metadata={"description": "Unix seconds, exclusive."})
-    before = fields.Integer(metadata={"description": "Paging: calls older than this call id (`next`)."})
+    before = StoredInteger(maximum=MAX_ROW_ID, metadata={"description": "Paging: calls older than this call id "
+                                                                        "(`next`)."})
     limit = fields.Integer(load_default=100, validate=validate.Range(1, calls.MAX_PAGE))
 
 
@@ -40,9 +43,9 @@ class CallPageSchema(Schema):
 
 class AuditQuerySchema(Schema):
     object_type = fields.String(validate=validate.OneOf(audit.OBJECT_TYPES))
-    object = fields.String()
+    object = Text()
     action = fields.String(validate=validate.OneOf(audit.ACTIONS))
-    before = fields.Integer(metadata={"description": "Paging: records before this sequence number (`next`)."})
+    before = StoredInteger(metadata={"description": "Paging: records before this sequence number (`next`)."})
     limit = fields.Integer(load_default=100, validate=validate.Range(1, audit.MAX_PAGE))
 
 
@@ -130,8 +133,8 @@ class DraftImpactSchema(Schema):
 
 class WhyQuerySchema(Schema):
     version = fields.String(metadata={"description": 'A published version number or "draft"; default the latest.'})
-    subject = fields.String(load_default="")
-    entitlement = fields.List(fields.String(), load_default=list,
+    subject = Text(load_default="")
+    entitlement = fields.List(Text(), load_default=list,
                               metadata={"description": "Repeat for each entitlement the session carries."})
     anonymous = fields.Boolean(load_default=False)
 

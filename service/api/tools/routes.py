@@ -121,7 +121,7 @@ class ToolPublishViews(MethodView):
         return {"version": registry.publish_tool(principal.organization, name, principal.actor).number}
 
 
-@blp.route("/<name>/versions/<int:number>")
+@blp.route("/<name>/versions/<version:number>")
 class ToolVersionViews(MethodView):
     @blp.response(200, VersionSchema)
     @requires(READ)

@@ -2,7 +2,7 @@
 from marshmallow import Schema, fields, validate
 
 from ...definition import ELEMENT_TYPES, LOCATIONS, METHODS, SCOPES, TYPES
-from ..schemas import ViolationSchema
+from ..schemas import Text, ViolationSchema
 
 
 class ParameterSchema(Schema):
@@ -68,7 +68,7 @@ class RelabelSchema(Schema):
 
 
 class ToolQuerySchema(Schema):
-    project = fields.String()
+    project = Text()
 
 
 class ImportSchema(Schema):
