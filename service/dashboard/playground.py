@@ -113,9 +113,9 @@ def start_conversation():
             "anonymous": request.form.get("anonymous") == "on"}
     problems = []
     if not project or not (version == DRAFT or version.isdigit()):
-        problems.append(Violation("version", "field-required", "Choose a project version to converse with."))
+        problems.append(registry.violation("version", "field-required"))
     if not form["subject"]:
-        problems.append(Violation("subject", "field-required", "This field is required."))
+        problems.append(registry.violation("subject", "field-required"))
     if problems:
         return _page(422, form=form, violations=problems)
     state = {**form, "project": project, "version": version if version == DRAFT else int(version)}

@@ -158,7 +158,8 @@ def version(name: str, number: int):
 @requires(WRITE_DRAFTS)
 def relabel(name: str):
     """Change the display name: any time, published or not, and not versioned."""
-    registry.relabel(_org(), name, request.form.get("display_name", "").strip() or None, principal().actor)
+    registry.relabel(_org(), name, {"display_name": request.form.get("display_name", "").strip() or None},
+                     principal().actor)
     return done("Display name changed.", "dashboard.tool", name=name)
 
 

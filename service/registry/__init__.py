@@ -20,7 +20,7 @@ from .projects import (
     save_project_draft,
     start_project_draft,
 )
-from .rules import RULES, check_definition
+from .rules import RULES, check_definition, violation
 from .tools import (
     REGISTRATION_FIELDS,
     definition_of,

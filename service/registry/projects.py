@@ -11,7 +11,7 @@ from typing import Any
 from peewee import fn
 
 from ..database import retry_transient, write_transaction
-from ..errors import ServiceError, Violation, concurrent_change, invalid, not_found
+from ..errors import PINS, REQUEST, Violation, concurrent_change, conflict, invalid, not_found
 from ..models import Organization, Pin, Project, ProjectDraft, ProjectVersion, Tool, ToolVersion, now
 from ..ops import audit
 from .rules import check_definition, violation
@@ -35,13 +35,11 @@ def list_projects(organization: Organization) -> list[Project]:
 def create_project(organization: Organization, name: Any, actor: str) -> Project:
     """A project with an empty draft version."""
     if not isinstance(name, str) or not PROJECT_NAME.fullmatch(name):
-        raise invalid([Violation("name", "project-name-format",
-                                 "A project name uses letters, digits, hyphens, and underscores, "
-                                 "and starts with a letter or digit.")])
+        raise invalid([violation("name", "project-name-format")], REQUEST)
     taken = violation("name", "project-name-taken")
     with unique_or(taken), write_transaction():
         if Project.select().where(Project.organization == organization, Project.name == name).exists():
-            raise ServiceError(409, taken.rule, taken.message, [taken])
+            raise conflict(taken)
         project = Project.create(organization=organization, name=name, created_at=now())
         ProjectDraft.create(project=project, pins=[], revision=1, updated_at=now(), updated_by=actor)
         audit.record(organization, actor, audit.PROJECT_CREATE, audit.PROJECT, name, after=[])
@@ -110,7 +108,7 @@ def save_project_draft(organization: Organization, name: str, pins: Any, actor: 
     project = get_project(organization, name)
     found = check_pins(project, pins)
     if found:
-        raise invalid(found)
+        raise invalid(found, PINS)
     with write_transaction():
         draft = project_draft(project)
         if draft is None:
@@ -138,7 +136,7 @@ def publish_project(organization: Organization, name: str, actor: str) -> Projec
             raise refusal("project-no-draft")
         found = check_pins(project, draft.pins, publishing=True)
         if found:
-            raise invalid(found)
+            raise invalid(found, PINS)
         versions: dict[str, tuple[Tool, ToolVersion]] = {}
         published: list[tuple[Tool, ToolVersion]] = []
         for pin in sorted(draft.pins, key=lambda p: p["tool"]):

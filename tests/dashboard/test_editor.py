@@ -42,11 +42,13 @@ def shown(violations) -> dict[str, str]:
 
 def _typed_as_is(vector) -> bool:
     """Whether a person could type the vector's values into the editor: its one-line inputs are trimmed, so a value
-    with whitespace around it (a trailing line break) reaches the rules trimmed, and is refused only by the API."""
+    with whitespace around it (a trailing line break) reaches the rules trimmed, and is refused only by the API; and
+    a choice left empty (scope, type) is a choice not made, so an empty string is refused only by the API too."""
     definition = vector["definition"]
     values = [definition.get("required_entitlement") or ""] + [p.get("name") or "" for p in
                                                                definition.get("parameters", [])]
-    return all(value == value.strip() for value in values)
+    choices = [definition.get("scope")] + [p.get("type") for p in definition.get("parameters", [])]
+    return all(value == value.strip() for value in values) and "" not in choices
 
 
 EDITABLE = [v for v in REFUSED if any(x["field"] != "name" for x in v["violations"]) and _typed_as_is(v)]

@@ -33,7 +33,7 @@ ERRORS = {"description": "What was wrong with the request.", "schema": ProblemSc
 
 
 
-VERSION_FORMAT = 'A version is a published version number or "draft".'
+VERSION_FORMAT = registry.RULES["version-format"]
 
 
 def _ref(value: str, field: str) -> int | str:

@@ -53,13 +53,12 @@ class ToolByNameViews(MethodView):
 
     @blp.doc(requestBody={"content": {"application/json": {"schema": RelabelSchema}}})
     @blp.response(200, ToolSchema)
+    @blp.alt_response(422, **ERRORS)
     @requires(WRITE_DRAFTS)
     def patch(self, name):
         """Relabel a tool (display name only; any time, published or not)"""
-        body = json_body()
         principal = current_principal()
-        tool = registry.relabel(principal.organization, name, body.get("display_name"), principal.actor)
-        return registry.tool_view(tool)
+        return registry.tool_view(registry.relabel(principal.organization, name, json_body(), principal.actor))
 
 
 @blp.route("/<name>/draft")
