@@ -18,3 +18,25 @@ class ProblemSchema(Schema):
 
 class VersionNumberSchema(Schema):
     version = fields.Integer()
+
+
+class RepinSchema(Schema):
+    project = fields.String(metadata={"description": "A project whose draft version pinned the tool's draft."})
+    tool = fields.String()
+    version = fields.Integer(metadata={"description": "The version that draft became, which the project's draft "
+                                                      "now pins."})
+
+
+class PublishedSchema(VersionNumberSchema):
+    repinned = fields.List(fields.Nested(RepinSchema), metadata={
+        "description": "Every project draft that pinned the published draft, now pinning its version."})
+
+
+class ToolVersionSchema(Schema):
+    tool = fields.String()
+    version = fields.Integer()
+
+
+class ProjectPublishedSchema(PublishedSchema):
+    published = fields.List(fields.Nested(ToolVersionSchema), metadata={
+        "description": "The pinned tool drafts this publish published, each with the version it became."})

@@ -32,9 +32,11 @@ CLI_ACTOR = "person:operator:cli"
 REGISTER, SAVE, PUBLISH, START_DRAFT, RELABEL = "register", "save", "publish", "start-draft", "relabel"
 PROJECT_CREATE, PROJECT_PIN = "project-create", "project-pin"
 PROJECT_START_DRAFT, PROJECT_PUBLISH = "project-start-draft", "project-publish"
+#: A publish moved a project draft's pin of the published tool draft to the version it became.
+PROJECT_REPIN = "project-repin"
 KEY_ROTATE, API_KEY_CREATE = "key-rotate", "api-key-create"
 ACTIONS = (REGISTER, SAVE, PUBLISH, START_DRAFT, RELABEL, PROJECT_CREATE, PROJECT_PIN, PROJECT_START_DRAFT,
-           PROJECT_PUBLISH, KEY_ROTATE, API_KEY_CREATE)
+           PROJECT_PUBLISH, PROJECT_REPIN, KEY_ROTATE, API_KEY_CREATE)
 
 # Objects.
 TOOL, PROJECT, SIGNING_KEY, API_KEY = "tool", "project", "signing-key", "api-key"

@@ -11,6 +11,7 @@ from .organizations import (
     get_organization,
     looks_like_api_key,
 )
+from .freezing import Publication, Repin, will_move
 from .projects import (
     create_project,
     get_project,

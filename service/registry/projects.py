@@ -14,11 +14,11 @@ from ..database import retry_transient, write_transaction
 from ..errors import PINS, REQUEST, Violation, concurrent_change, conflict, invalid, not_found
 from ..models import Organization, Pin, Project, ProjectDraft, ProjectVersion, Tool, ToolVersion, now
 from ..ops import audit
+from .freezing import DRAFT, Publication, audit_moves, lock_pinned_drafts, move_pins
 from .rules import check_definition, violation
 from .tools import audit_publish, draft_of, publish_draft_in_transaction, refusal, unique_or
 
 PROJECT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # fullmatch: "$" would let a final "\n" in
-DRAFT = "draft"
 
 
 def get_project(organization: Organization, name: str) -> Project:
@@ -103,13 +103,21 @@ def check_pins(project: Project, pins: Any, *, publishing: bool = False) -> list
     return found
 
 
+def _pinned_at_draft(organization: Organization, pins: Any) -> list[Tool]:
+    names = {pin["tool"] for pin in pins if isinstance(pin, dict) and isinstance(pin.get("tool"), str)
+             and pin.get("version") == DRAFT} if isinstance(pins, list) else set()
+    return list(Tool.select().where(Tool.organization == organization, Tool.name.in_(names))) if names else []
+
+
 def save_project_draft(organization: Organization, name: str, pins: Any, actor: str) -> ProjectDraft:
     """Replace the draft version's pins, refusing every bad pin at once."""
     project = get_project(organization, name)
-    found = check_pins(project, pins)
-    if found:
-        raise invalid(found, PINS)
     with write_transaction():
+        # Checked inside the transaction, with the pinned drafts held: a draft published meanwhile is never pinned.
+        lock_pinned_drafts(_pinned_at_draft(organization, pins))
+        found = check_pins(project, pins)
+        if found:
+            raise invalid(found, PINS)
         draft = project_draft(project)
         if draft is None:
             raise refusal("project-no-draft")
@@ -121,12 +129,14 @@ def save_project_draft(organization: Organization, name: str, pins: Any, actor: 
 
 
 @retry_transient
-def publish_project(organization: Organization, name: str, actor: str) -> ProjectVersion:
-    """Publish every pinned tool draft, then freeze the project version; all or nothing.
+def publish_project(organization: Organization, name: str, actor: str) -> Publication:
+    """Publish every pinned tool draft, move every other project draft that pinned one of them to the version it
+    became, then freeze the project version; all or nothing.
 
     The pinned drafts are published in one canonical order (by tool name), whatever order the pins are in, so two
     projects pinning the same drafts in opposite orders queue behind each other instead of deadlocking; of such
-    racers one wins and the others get 409.
+    racers one wins and the others get 409. Other projects' drafts are moved after every tool draft is consumed
+    (see `freezing` for the lock order).
     """
     project = get_project(organization, name)
     # A publish that a concurrent one beat to a pinned draft or to the version number: 409, nothing published.
@@ -154,15 +164,18 @@ def publish_project(organization: Organization, name: str, actor: str) -> Projec
                                                 published_by=actor)
         for tool, version in pinned:
             Pin.create(project_version=project_version, tool_version=version, tool=tool)
+        repinned, moved = move_pins(organization, {t.name: v.number for t, v in published}, actor,
+                                    except_project=project.id)
         if ProjectDraft.delete().where(ProjectDraft.id == draft.id,
                                        ProjectDraft.revision == draft.revision).execute() != 1:
             raise refusal("project-no-draft")
         # Recorded last, so the audit chain's lock is the last one this transaction takes.
         for tool, version in published:
             audit_publish(organization, tool, version, actor)
+        audit_moves(organization, moved, actor)
         audit.record(organization, actor, audit.PROJECT_PUBLISH, audit.PROJECT, project.name, version=number,
                      before=draft.pins, after=[{"tool": t.name, "version": v.number} for t, v in pinned])
-    return project_version
+    return Publication(number, tuple((t.name, v.number) for t, v in published), tuple(repinned))
 
 
 def project_view(project: Project) -> dict[str, Any]:

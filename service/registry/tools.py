@@ -15,6 +15,7 @@ from ..errors import REQUEST, ServiceError, Violation, conflict, invalid, not_fo
 from ..models import Organization, Project, Tool, ToolDraft, ToolVersion, now
 from ..ops import audit
 from .. import limits
+from .freezing import Publication, audit_moves, move_pins
 from .rules import DEFINITION_FIELDS, NAME_PATTERN, check_definition, violation
 
 REGISTRATION_FIELDS = frozenset({"display_name", "project"})
@@ -198,13 +199,16 @@ def publish_draft_in_transaction(tool: Tool, actor: str) -> ToolVersion:
 
 
 @retry_transient
-def publish_tool(organization: Organization, name: str, actor: str) -> ToolVersion:
-    """Publish the draft as the next immutable version; of two concurrent publishes exactly one wins."""
+def publish_tool(organization: Organization, name: str, actor: str) -> Publication:
+    """Publish the draft as the next immutable version, and move every project draft that pinned the draft to it;
+    of two concurrent publishes exactly one wins."""
     tool = get_tool(organization, name)
     with unique_or(violation("", "no-draft")), write_transaction():
         version = publish_draft_in_transaction(tool, actor)
+        repinned, moved = move_pins(organization, {tool.name: version.number}, actor)
         audit_publish(organization, tool, version, actor)
-        return version
+        audit_moves(organization, moved, actor)
+        return Publication(version.number, ((tool.name, version.number),), tuple(repinned))
 
 
 def audit_publish(organization: Organization, tool: Tool, version: ToolVersion, actor: str) -> None:

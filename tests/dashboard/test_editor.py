@@ -190,6 +190,23 @@ def test_publishing_confirms_what_freezes_first(service, admin):
     assert service.api("GET", "/v1/tools/confirmed").json()["versions"] == []
 
 
+def test_publishing_a_tool_says_which_project_drafts_move_to_the_new_version(service, admin):
+    register(admin, "moved_tool")
+    for project in ("moving_a", "moving_b"):
+        admin.post("/projects", {"name": project})
+        admin.post(f"/projects/{project}/draft", [("pin-moved_tool", "draft")])
+    confirm = admin.get("/tools/moved_tool/publish")
+    assert confirm.text_of("repinning") == ("The draft versions of moving_a and moving_b pin this tool's draft: "
+                                            "publishing moves them to version 1.")
+    page = admin.post("/tools/moved_tool/publish")
+    assert page.text_of("flash") == ("Published version 1. It can never change; start a new draft to go on. "
+                                     "The draft version of moving_a now pins moved_tool version 1. "
+                                     "The draft version of moving_b now pins moved_tool version 1.")
+    register(admin, "pinned_nowhere")
+    alone = admin.get("/tools/pinned_nowhere/publish")
+    assert alone.status == 200 and 'id="repinning"' not in alone.text
+
+
 def test_another_organizations_tools_are_not_found(service, admin):
     with db.connection_context():
         other_key = create_organization_with_keys(service.config, "globex")

@@ -8,7 +8,7 @@ from flask_smorest import Blueprint
 from ... import registry
 from ..auth import PUBLISH, READ, WRITE_DRAFTS, current_principal, requires
 from ..body import json_body
-from ..schemas import ProblemSchema, VersionNumberSchema
+from ..schemas import ProblemSchema, PublishedSchema
 from .schemas import RegistrationSchema, RelabelSchema, ToolListSchema, ToolQuerySchema, ToolSchema, VersionSchema
 
 blp = Blueprint("tools", __name__, url_prefix="/v1/tools", description="Tool definitions, drafts and versions.")
@@ -88,13 +88,15 @@ class ToolDraftViews(MethodView):
 
 @blp.route("/<name>/publish")
 class ToolPublishViews(MethodView):
-    @blp.response(201, VersionNumberSchema)
+    @blp.response(201, PublishedSchema)
     @blp.alt_response(409, **ERRORS)
+    @blp.alt_response(422, **ERRORS)
     @requires(PUBLISH)
     def post(self, name):
-        """Publish the draft as the next immutable version (people only)"""
+        """Publish the draft as the next immutable version (people only); every project draft that pinned the draft
+        now pins that version (`repinned`)"""
         principal = current_principal()
-        return {"version": registry.publish_tool(principal.organization, name, principal.actor).number}
+        return registry.publish_tool(principal.organization, name, principal.actor).answer()
 
 
 @blp.route("/<name>/versions/<int:number>")
