@@ -42,9 +42,17 @@ class ServiceError(Exception):
         return {"code": self.code, "message": self.message, "errors": [v.to_dict() for v in errors]}
 
 
-def invalid(violations: list[Violation]) -> ServiceError:
+#: What a 422 says broke its rules, above the list of them: a tool definition, a project's pins, an agent's one pin,
+#: or any other request.
+DEFINITION = "The definition breaks one or more rules."
+PINS = "The project's pins break one or more rules."
+PIN = "The pin breaks one or more rules."
+REQUEST = "The request breaks one or more rules."
+
+
+def invalid(violations: list[Violation], message: str = DEFINITION) -> ServiceError:
     """422 with every violated rule at once."""
-    return ServiceError(422, "invalid", "The definition breaks one or more rules.", list(violations))
+    return ServiceError(422, "invalid", message, list(violations))
 
 
 def conflict(violation: Violation) -> ServiceError:
@@ -57,8 +65,14 @@ def not_found(what: str = "resource") -> ServiceError:
     return ServiceError(404, "not-found", f"No such {what}.")
 
 
-def forbidden(message: str = "This key's role may not do that.") -> ServiceError:
-    return ServiceError(403, "forbidden", message)
+def role_key(role: str) -> str:
+    """A key of that role, with its article: "A backend key", "An admin key", "An agent key"."""
+    return f"{'An' if role[:1] in tuple('aeiou') else 'A'} {role} key"
+
+
+def forbidden(role: str) -> ServiceError:
+    """403: a key whose role may not do what it asked."""
+    return ServiceError(403, "forbidden", f"{role_key(role)} may not do that.")
 
 
 def unauthorized(message: str = "Missing or invalid credentials.") -> ServiceError:

@@ -36,6 +36,9 @@ STEP_POOL_SIZE = 500
 #: each other into the deadline; bounded, so one host cannot take every file a process may open.
 MAX_CONNECTIONS_PER_HOST = 4_096
 
+#: The longest message a person may send in one turn.
+MAX_MESSAGE_CHARS = 32_768
+
 #: How many calls one model step may ask for.
 MAX_CALLS_PER_STEP = 500
 
@@ -67,6 +70,7 @@ MAX_BODY_BYTES = 262_144
 MAX_TOOL_NAME_CHARS = 64
 MAX_DESCRIPTION_CHARS = 4_096
 MAX_DISPLAY_NAME_CHARS = 200
+MAX_ENTITLEMENT_CHARS = 200
 MAX_PARAMETERS = 64
 MAX_REQUEST_BYTES = 1_048_576
 

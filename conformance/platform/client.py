@@ -53,6 +53,11 @@ def expect_status(reply: Reply, status: int, doing: str) -> Reply:
     return reply
 
 
+def published_number(reply: Reply) -> Any:
+    """The `version` a publish answered with, or None when the body is not an object."""
+    return reply.body.get("version") if isinstance(reply.body, dict) else None
+
+
 def tool(name: str, url: str, *, scope: str = "shared", parameters: Iterable[dict] = (),
          method: str = "GET", **extra: Any) -> dict[str, Any]:
     """A definition with a description written for the model and everything else as given."""

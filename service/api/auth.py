@@ -46,7 +46,7 @@ def requires(power: str):
         def guarded(*args, **kwargs):
             principal = current_principal()
             if power not in POWERS[principal.role]:
-                raise forbidden(f"An {principal.role} key may not do that.")
+                raise forbidden(principal.role)
             return view(*args, **kwargs)
 
         return guarded

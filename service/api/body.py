@@ -5,7 +5,8 @@ from typing import Any
 
 from flask import request
 
-from ..errors import ServiceError, Violation, request_too_large
+from ..errors import ServiceError, request_too_large
+from ..registry import violation
 
 
 def json_body() -> Any:
@@ -20,6 +21,6 @@ def json_body() -> Any:
     except RecursionError:  # JSON nested past what the parser can hold: a bad body, not a crash
         data = None
     if data is None:
-        raise ServiceError(400, "malformed-body", "The request body must be JSON.",
-                           [Violation("", "malformed-body", "The request body must be JSON.")])
+        malformed = violation("", "malformed-body")
+        raise ServiceError(400, malformed.rule, malformed.message, [malformed])
     return data

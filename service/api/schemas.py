@@ -92,3 +92,25 @@ def _flatten(field: str, messages: Any, found: list[Violation]) -> None:
     else:
         rule = _MARSHMALLOW_RULES.get(messages, FIELD_INVALID)
         found.append(Violation(field, rule, RULES[rule]))
+
+
+class RepinSchema(Schema):
+    project = fields.String(metadata={"description": "A project whose draft version pinned the tool's draft."})
+    tool = fields.String()
+    version = fields.Integer(metadata={"description": "The version that draft became, which the project's draft "
+                                                      "now pins."})
+
+
+class PublishedSchema(VersionNumberSchema):
+    repinned = fields.List(fields.Nested(RepinSchema), metadata={
+        "description": "Every project draft that pinned the published draft, now pinning its version."})
+
+
+class ToolVersionSchema(Schema):
+    tool = fields.String()
+    version = fields.Integer()
+
+
+class ProjectPublishedSchema(PublishedSchema):
+    published = fields.List(fields.Nested(ToolVersionSchema), metadata={
+        "description": "The pinned tool drafts this publish published, each with the version it became."})

@@ -12,9 +12,10 @@ from typing import Any, Iterable
 from ..database import generation
 from ..definition import ToolDefinition
 from ..dispatch import CompiledTool, compile_definition
-from ..errors import ServiceError, not_found
+from ..errors import REQUEST, invalid, not_found
 from ..limits import MAX_STORED_INTEGER
 from ..models import Pin, Project, ProjectDraft, ProjectVersion, Tool, ToolDraft, ToolVersion
+from ..registry import refusal, violation
 
 JSON_TYPES = {"string": "string", "number": "number", "boolean": "boolean", "array": "array", "object": "object"}
 
@@ -82,16 +83,16 @@ def resolve_project_version(project: Project, version: Any) -> ProjectVersion | 
     """The project version a conversation runs on: a number, "draft" (None), or by default the latest."""
     if version == "draft":
         if ProjectDraft.get_or_none(ProjectDraft.project == project) is None:
-            raise ServiceError(409, "project-no-draft", "This project has no draft version.")
+            raise refusal("project-no-draft")
         return None
     query = ProjectVersion.select().where(ProjectVersion.project == project)
     if version is None:
         found = query.order_by(ProjectVersion.number.desc()).first()
         if found is None:
-            raise ServiceError(409, "project-unpublished", "This project has no published version yet.")
+            raise refusal("project-unpublished")
         return found
     if isinstance(version, bool) or not isinstance(version, int):
-        raise ServiceError(422, "invalid", 'The version is a published version number or "draft".')
+        raise invalid([violation("version", "version-format")], REQUEST)
     # A number past what the database stores names no version, and is never sent to it (an overflow on SQLite).
     found = query.where(ProjectVersion.number == version).first() if 0 < version <= MAX_STORED_INTEGER else None
     if found is None:

@@ -16,14 +16,13 @@ from typing import Any, Sequence
 from ..config import Config
 from ..database import generation, released
 from ..dispatch import INVALID_ARGUMENTS, UNKNOWN_TOOL, AddressGuard, CallOutcome, call_tool, run_step
-from ..errors import ServiceError, Violation, not_found
+from ..errors import ServiceError, not_found
 from ..keys import mint_assertion, new_turn_id
 from ..keys.store import signing_key
 from ..limits import MAX_CALLS_PER_STEP
 from ..models import CallRecord, Conversation, Turn, now
 from ..ops import calls as calls_log
-from ..registry import get_project
-from ..registry.rules import violation
+from ..registry import get_project, violation
 from ..text import recordable, text_problem
 from .offered import PinnedTool, offered, pinned_tools, resolve_project_version
 from .sessions import Session
@@ -121,7 +120,7 @@ def open_conversation(session: Session, project_name: Any, version: Any, dispatc
     """Open a conversation and run its session-start tools (those the token is entitled to) in parallel."""
     if not isinstance(project_name, str):
         raise ServiceError(422, "invalid", "Name the project to converse with.",
-                           [Violation("project", "field-required", "This field is required.")])
+                           [violation("project", "field-required")])
     project = get_project(session.organization, project_name)
     project_version = resolve_project_version(project, version)
     starters = [t for t in pinned_tools(project, project_version)
@@ -146,12 +145,11 @@ def parse_calls(data: Any) -> list[ModelCall]:
     """The step's calls from the request body, or 422 naming each malformed one."""
     raw = data.get("calls") if isinstance(data, dict) else None
     if not isinstance(raw, list) or not raw or len(raw) > MAX_CALLS_PER_STEP:
-        raise ServiceError(422, "invalid", "A step is a list of calls.", [Violation(
-            "calls", "calls-format", f"A step carries from 1 to {MAX_CALLS_PER_STEP} calls.")])
+        raise ServiceError(422, "invalid", "A step is a list of calls.", [violation("calls", "calls-format")])
     problems, calls = [], []
     for i, call in enumerate(raw):
         if not isinstance(call, dict) or not isinstance(call.get("id"), str) or not isinstance(call.get("name"), str):
-            problems.append(Violation(f"calls[{i}]", "call-format", "A call has a string id and a string name."))
+            problems.append(violation(f"calls[{i}]", "call-format"))
             continue
         if (problem := text_problem(call["name"])) is not None:  # the call log could not record it
             problems.append(violation(f"calls[{i}].name", problem))

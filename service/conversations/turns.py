@@ -23,8 +23,8 @@ from peewee import IntegrityError
 
 from ..config import Config
 from ..database import released, write_transaction
-from ..errors import TOO_MANY_CALLS, ServiceError, Violation
-from ..limits import CALL_DEADLINE_SECONDS, MAX_CALLS_PER_STEP
+from ..errors import TOO_MANY_CALLS, ServiceError
+from ..limits import CALL_DEADLINE_SECONDS, MAX_CALLS_PER_STEP, MAX_MESSAGE_CHARS
 from ..llm import (
     MODEL_MALFORMED,
     MODEL_REFUSED,
@@ -41,13 +41,11 @@ from ..llm import (
     context_prompt,
 )
 from ..models import Conversation, Message, TurnLock, now
+from ..registry import violation
 from .runs import Dispatcher, ModelCall, offered_tools, run_model_step, start_turn
 from .sessions import Session
 
 log = logging.getLogger(__name__)
-
-#: The longest message a person may send in one turn.
-MAX_MESSAGE_CHARS = 32_768
 
 #: Why the platform stopped a turn, besides the model failure kinds (service.llm).
 STEP_LIMIT = "step-limit"
@@ -77,8 +75,7 @@ def parse_text(data: Any) -> str:
     """The person's message from a request body, or 422."""
     text = data.get("text") if isinstance(data, dict) else None
     if not isinstance(text, str) or not text.strip() or len(text) > MAX_MESSAGE_CHARS:
-        raise ServiceError(422, "invalid", "A message is the person's text.", [Violation(
-            "text", "message-format", f"A message is a non-empty string of at most {MAX_MESSAGE_CHARS} characters.")])
+        raise ServiceError(422, "invalid", "A message is the person's text.", [violation("text", "message-format")])
     return text
 
 

@@ -20,11 +20,6 @@ FILTERS = (*TEXT_FILTERS, "kind", "from", "to")
 #: Paging: the id of the oldest call already shown (the API's `before`).
 BEFORE = "before"
 
-TIME_FORMAT = "Enter a time as YYYY-MM-DD HH:MM, in UTC."
-TIME_ORDER = "The end of the time range must come after its start."
-KIND_UNKNOWN = "Choose one of the listed kinds."
-
-
 @dataclass(frozen=True)
 class CallFilters:
     """What the form asked for: the values as typed (to fill the form again), the query, and every problem."""
@@ -56,11 +51,11 @@ def call_filters(args: Mapping[str, str], limit: int) -> CallFilters:
             try:
                 times[name] = parse_time(values[name])
             except ValueError:
-                problems.append(Violation(name, "time-format", TIME_FORMAT))
+                problems.append(violation(name, "time-format"))
     if times["from"] is not None and times["to"] is not None and times["to"] <= times["from"]:
-        problems.append(Violation("to", "time-order", TIME_ORDER))
+        problems.append(violation("to", "time-order"))
     if values["kind"] and values["kind"] not in KINDS:
-        problems.append(Violation("kind", "kind-unknown", KIND_UNKNOWN))
+        problems.append(violation("kind", "kind-unknown"))
     problems += [violation(name, text_problem(values[name])) for name in TEXT_FILTERS if text_problem(values[name])]
     query = CallQuery(**{name: values[name] or None for name in TEXT_FILTERS},
                       kind=values["kind"] or None, since=times["from"], until=times["to"],

@@ -12,6 +12,7 @@ from typing import Any, Iterable, Mapping
 from ..errors import Violation
 from ..limits import MAX_STORED_INTEGER
 from ..text import whole_number
+from ..registry.rules import violation
 
 PARAMETERS = "parameters"
 CALLS = "calls"
@@ -21,8 +22,6 @@ CALL_FIELDS = ("name", "arguments")
 _ROW_KEY = re.compile(r"^(\w+)\[([0-9]{1,6})\]\.(\w+)$")
 _ROW_OP = re.compile(r"^(remove|up|down)-([0-9]{1,6})$")
 PIN_PREFIX = "pin-"
-#: Said when a playground call's arguments do not parse; the dashboard's own sentence, not a registry rule.
-ARGUMENTS_NOT_JSON = "The arguments must be a JSON object, such as {\"status\": \"open\"}."
 
 
 def field_id(field: str) -> str:
@@ -184,14 +183,14 @@ def calls_from_form(form: Mapping[str, str]) -> tuple[list[dict[str, Any]], list
     calls, problems = [], []
     for i, row in enumerate(typed):
         if not row["name"]:
-            problems.append(Violation(f"{CALLS}[{i}].name", "field-required", "This field is required."))
+            problems.append(violation(f"{CALLS}[{i}].name", "field-required"))
         try:
             arguments = json.loads(row["arguments"]) if row["arguments"].strip() else {}
         except ValueError:
             arguments = None
         if not isinstance(arguments, dict):
-            problems.append(Violation(f"{CALLS}[{i}].arguments", "arguments-format", ARGUMENTS_NOT_JSON))
+            problems.append(violation(f"{CALLS}[{i}].arguments", "arguments-format"))
         calls.append({"id": f"call_{i + 1}", "name": row["name"], "arguments": arguments})
     if not typed:
-        problems.append(Violation(CALLS, "field-required", "Add at least one call to run."))
+        problems.append(violation(CALLS, "calls-format"))
     return calls, typed, problems

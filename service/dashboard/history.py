@@ -10,7 +10,6 @@ from typing import Any
 from flask import request
 
 from .. import registry
-from ..errors import Violation
 from ..limits import MAX_STORED_INTEGER
 from ..ops import audit, impact
 from .readable import (
@@ -29,8 +28,6 @@ HISTORY_ON_TOOL_PAGE = 10
 HISTORY_PAGE = 50
 COMPARED = ("from", "to")
 
-CHOOSE_VERSION = "Choose a published version or the draft."
-NO_SUCH_VERSION = "This tool has no such version."
 
 
 def _org():
@@ -79,8 +76,8 @@ def compare(name: str):
     form = compare_form(tool, asked)
     offered = {value for value, _ in form["choices"]}
     refs = {field: version_ref(value) for field, value in asked.items()}
-    problems = [Violation(field, "version-format", CHOOSE_VERSION) for field, ref in refs.items() if ref is None]
-    problems += [Violation(field, "version-missing", NO_SUCH_VERSION) for field, ref in refs.items()
+    problems = [registry.violation(field, "version-format") for field, ref in refs.items() if ref is None]
+    problems += [registry.violation(field, "version-missing") for field, ref in refs.items()
                  if ref is not None and str(ref) not in offered]
     if problems:
         return page("compare.html", 422, violations=problems, tool=tool, compare=form, result=None)

@@ -117,9 +117,9 @@ def start_conversation():
     number = whole_number(version, MAX_STORED_INTEGER)
     problems = []
     if not project or not (version == DRAFT or number):
-        problems.append(Violation("version", "field-required", "Choose a project version to converse with."))
+        problems.append(registry.violation("version", "field-required"))
     if not form["subject"]:
-        problems.append(Violation("subject", "field-required", "This field is required."))
+        problems.append(registry.violation("subject", "field-required"))
     elif not subject_fits(form["subject"]):  # the token the playground mints holds it, like any other
         problems.append(violation("subject", "subject-format"))
     if not all(is_text(e) for e in form["entitlements"]):

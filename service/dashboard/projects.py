@@ -8,6 +8,7 @@ from flask import redirect, request, url_for
 from .. import registry
 from ..errors import ServiceError, Violation
 from .forms import PIN_PREFIX, pin_violations, pins_from_form
+from .readable import names, repinned_sentence
 from .tools import summary
 from .web import PUBLISH, READ, WRITE_DRAFTS, blp, done, page, principal, requires
 
@@ -92,17 +93,19 @@ def _confirm(name: str, status: int = 200, violations=(), message: str | None = 
     if not view["draft"]:
         return redirect(url_for("dashboard.project", name=name))
     rows = {r["name"]: r for r in pin_rows(project_row, view["draft"]["pins"])}
+    pinned_drafts = [p["tool"] for p in view["draft"]["pins"] if p["version"] == DRAFT and p["tool"] in rows]
+    moving = registry.will_move(_org(), pinned_drafts, except_project=project_row.id)
     drafts, fixed = [], []
     for pin in view["draft"]["pins"]:
         row = rows.get(pin["tool"])
         if pin["version"] == DRAFT and row is not None:
-            drafts.append({**row, "next": (row["latest"] or 0) + 1})
+            drafts.append({**row, "next": (row["latest"] or 0) + 1, "moving": moving[pin["tool"]]})
         else:
             fixed.append(pin)
     number = (view["versions"][-1]["version"] if view["versions"] else 0) + 1
     violations = pin_violations(view["draft"]["pins"], violations)
     return page("project_publish.html", status, violations=violations, project=view, drafts=drafts,
-                fixed=fixed, number=number, message=message)
+                fixed=fixed, number=number, message=message, names=names)
 
 
 @blp.get("/projects/<name>/publish")
@@ -115,7 +118,8 @@ def publish_project(name: str):
 @requires(PUBLISH)
 def publish_project_submit(name: str):
     try:
-        version = registry.publish_project(_org(), name, principal().actor)
+        published = registry.publish_project(_org(), name, principal().actor)
     except ServiceError as error:
         return _confirm(name, status=error.status, violations=error.violations, message=error.message)
-    return done(f"Published project version {version.number}.", "dashboard.project", name=name)
+    moved = repinned_sentence([r.to_dict() for r in published.repinned])
+    return done(f"Published project version {published.number}. {moved}".strip(), "dashboard.project", name=name)

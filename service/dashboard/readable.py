@@ -102,3 +102,19 @@ def version_called(call: Mapping[str, Any]) -> str:
     if call["version"] is not None:
         return str(call["version"])
     return "none" if call["kind"] == UNKNOWN_TOOL else DRAFT
+
+
+def names(items: list[str]) -> str:
+    """Names as a sentence lists them: "a", "a and b", "a, b, and c"."""
+    if len(items) <= 2:
+        return " and ".join(items)
+    return f"{', '.join(items[:-1])}, and {items[-1]}"
+
+
+def repinned_sentence(repinned: list[Mapping[str, Any]]) -> str:
+    """What a publish moved (`Repin.to_dict` items), one sentence per project: "The draft version of shop now pins
+    get_orders version 2."; empty when it moved nothing."""
+    by_project: dict[str, list[str]] = {}
+    for repin in repinned:
+        by_project.setdefault(repin["project"], []).append(f"{repin['tool']} version {repin['version']}")
+    return " ".join(f"The draft version of {project} now pins {names(pins)}." for project, pins in by_project.items())

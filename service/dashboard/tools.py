@@ -19,6 +19,7 @@ from .forms import (
     registration_from_form,
 )
 from .history import tool_extras
+from .readable import names, repinned_sentence
 from .web import PUBLISH, READ, WRITE_DRAFTS, blp, done, page, powers, principal, requires
 
 CHOICES = {"methods": METHODS, "scopes": SCOPES, "types": TYPES, "locations": LOCATIONS,
@@ -158,7 +159,8 @@ def version(name: str, number: int):
 @requires(WRITE_DRAFTS)
 def relabel(name: str):
     """Change the display name: any time, published or not, and not versioned."""
-    registry.relabel(_org(), name, request.form.get("display_name", "").strip() or None, principal().actor)
+    registry.relabel(_org(), name, {"display_name": request.form.get("display_name", "").strip() or None},
+                     principal().actor)
     return done("Display name changed.", "dashboard.tool", name=name)
 
 
@@ -179,7 +181,8 @@ def _confirm_publish(name: str, status: int = 200, violations=(), message: str |
         return redirect(url_for("dashboard.tool", name=name))
     number = (view["versions"][-1]["version"] if view["versions"] else 0) + 1
     return page("publish.html", status, violations=violations, tool=view, number=number,
-                projects=_pinned_by(name), impact=impact.draft_impact(_org(), name), message=message)
+                projects=_pinned_by(name), moving=registry.will_move(_org(), [name])[name], names=names,
+                impact=impact.draft_impact(_org(), name), message=message)
 
 
 @blp.get("/tools/<name>/publish")
@@ -194,8 +197,9 @@ def publish(name: str):
 @requires(PUBLISH)
 def publish_submit(name: str):
     try:
-        version_row = registry.publish_tool(_org(), name, principal().actor)
+        published = registry.publish_tool(_org(), name, principal().actor)
     except ServiceError as error:
         return _confirm_publish(name, status=error.status, violations=error.violations, message=error.message)
-    return done(f"Published version {version_row.number}. It can never change; start a new draft to go on.",
-                "dashboard.version", name=name, number=version_row.number)
+    moved = repinned_sentence([r.to_dict() for r in published.repinned])
+    return done(f"Published version {published.number}. It can never change; start a new draft to go on. {moved}"
+                .strip(), "dashboard.version", name=name, number=published.number)

@@ -55,7 +55,7 @@ def requires(power: str):
                 target = request.full_path.rstrip("?") if request.method == "GET" else None
                 return redirect(url_for("dashboard.signin", next=target))
             if power not in POWERS[who.role]:
-                raise forbidden(f"An {who.role} key may not do that.")
+                raise forbidden(who.role)
             return view(*args, **kwargs)
 
         return guarded

@@ -35,6 +35,7 @@ from geventhttpclient.response import (
     HTTPSocketResponse,
 )
 
+from service.definition import BODY_METHODS
 from service.dispatch import connection
 from service.dispatch.build import BuiltRequest
 from service.dispatch.guard import AddressGuard
@@ -45,7 +46,6 @@ from service.limits import CALL_DEADLINE_SECONDS, MAX_CONNECTIONS_PER_HOST, MAX_
 #: What a request target may hold unencoded, as requests requotes it: build.py has already
 #: percent-encoded every model value, so this only touches a definition's own literal text.
 _TARGET_SAFE = "!#$%&'()*+,/:;=?@[]~"
-_BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 _FIXED_HEADERS = "".join(f"{name}: {value}\r\n" for name, value in DEFAULT_HEADERS.items())
 # The unpatched select: asking whether an idle socket is readable must not yield to the hub.
 _select = monkey.get_original("select", "select")
@@ -212,7 +212,7 @@ class GuardedClient:
         for name, value in request.headers.items():
             head += f"{name}: {value}\r\n"
         body = request.body or b""
-        if body or request.method in _BODY_METHODS:
+        if body or request.method in BODY_METHODS:
             head += f"Content-Length: {len(body)}\r\n"
         if "\r" in authorization or "\n" in authorization:
             raise ValueError("an Authorization value cannot hold a line break")

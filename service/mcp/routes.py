@@ -15,7 +15,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from .. import app_config
 from ..api.auth import POWERS, READ, current_principal
 from ..database import UNAVAILABLE, unavailable_error
-from ..errors import ServiceError
+from ..errors import ServiceError, role_key
 from ..registry import Principal
 from . import protocol, tools
 from .protocol import (
@@ -68,7 +68,7 @@ def _principal() -> Principal:
     except ServiceError as error:
         raise ProtocolError(error.status, INVALID_REQUEST, error.message) from None
     if READ not in POWERS[principal.role]:
-        raise ProtocolError(403, INVALID_REQUEST, f"An {principal.role} key may not use the MCP server.")
+        raise ProtocolError(403, INVALID_REQUEST, f"{role_key(principal.role)} may not use the MCP server.")
     return principal
 
 

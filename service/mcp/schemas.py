@@ -3,7 +3,7 @@
 The schemas tell the model what to send. They do not decide what makes a definition valid: that is the registry's
 own rules (`service.registry.check_definition`), so an agent gets every violation at once with the spec's sentences,
 exactly as the REST API gives them. `check_arguments` only checks the top-level arguments of the tools that take
-something other than a definition (a name, a version, a project), in sentences of their own.
+something other than a definition (a name, a version, a project), with the rule table's `argument-…` sentences.
 """
 from __future__ import annotations
 
@@ -141,18 +141,6 @@ _JSON_TYPES = {"string": str, "integer": int, "number": (int, float), "boolean":
                "array": list, "null": type(None)}
 
 
-#: What is wrong with an argument that is not part of a definition, each sentence fixed here once.
-ARGUMENT_RULES = {
-    "argument-required": "This argument is required.",
-    "argument-type": "This argument has the wrong type.",
-    "argument-unknown": "This tool takes no argument of this name.",
-}
-
-
-def _violation(field: str, rule: str) -> Violation:
-    return Violation(field, rule, ARGUMENT_RULES[rule])
-
-
 def invalid_arguments(violations: list[Violation]) -> ServiceError:
     """422 naming every argument that does not fit the tool's input schema."""
     return ServiceError(422, "invalid-arguments", "The arguments do not fit this tool's input schema.",
@@ -169,15 +157,15 @@ def check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> list[V
     """Every top-level problem with `arguments`: missing, unknown, of the wrong type, a number outside its bounds, or
     a string that is not text a name can hold (a control character: PostgreSQL cannot even be asked about a NUL)."""
     properties = schema.get("properties", {})
-    found = [_violation(key, "argument-required") for key in schema.get("required", ()) if arguments.get(key) is None]
+    found = [violation(key, "argument-required") for key in schema.get("required", ()) if arguments.get(key) is None]
     if schema.get("additionalProperties") is False:
-        found += [_violation(key, "argument-unknown") for key in sorted(set(arguments) - set(properties))]
+        found += [violation(key, "argument-unknown") for key in sorted(set(arguments) - set(properties))]
     for key, value in arguments.items():
         declared = properties.get(key, {}).get("type")
         if value is None or declared is None:
             continue
         if not any(_has_type(value, t) for t in ([declared] if isinstance(declared, str) else declared)):
-            found.append(_violation(key, "argument-type"))
+            found.append(violation(key, "argument-type"))
         elif isinstance(value, str) and (problem := text_problem(value)) is not None:
             found.append(violation(key, problem))
         elif _has_type(value, "integer") and not (

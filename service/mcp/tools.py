@@ -17,7 +17,7 @@ from peewee import IntegrityError
 from .. import importing, registry
 from ..api.auth import POWERS, READ, WRITE_DRAFTS
 from ..database import write_transaction
-from ..errors import ServiceError, concurrent_change, forbidden, invalid
+from ..errors import PIN, ServiceError, Violation, concurrent_change, forbidden, invalid
 from ..registry import REGISTRATION_FIELDS, refusal
 from . import schemas
 from .protocol import INVALID_PARAMS, ProtocolError
@@ -116,6 +116,15 @@ def _list_projects(principal: registry.Principal, arguments: dict[str, Any]) -> 
     return {"projects": [registry.project_view(p) for p in registry.list_projects(principal.organization)]}
 
 
+def _own_arguments(error: ServiceError, at: int) -> ServiceError:
+    """A refused pin as the agent sent it: `pins[at].version` is its own argument `version`, `pins[at].tool` its
+    `tool`; a problem with another pin of the draft keeps its place in the list."""
+    prefix = f"pins[{at}]."
+    found = [Violation(v.field[len(prefix):], v.rule, v.message)
+             if v.field in (prefix + "tool", prefix + "version") else v for v in error.violations]
+    return invalid(found, PIN) if error.status == 422 else error
+
+
 def _pin_tool(principal: registry.Principal, arguments: dict[str, Any]) -> dict[str, Any]:
     """Add the pin, or replace this tool's pin, keeping every other pin of the project's draft as it was."""
     organization, name = principal.organization, arguments["project"]
@@ -128,7 +137,10 @@ def _pin_tool(principal: registry.Principal, arguments: dict[str, Any]) -> dict[
         pins = [p for p in before["pins"] if p.get("tool") != pin["tool"]]
         at = next((i for i, p in enumerate(before["pins"]) if p.get("tool") == pin["tool"]), len(pins))
         pins.insert(at, pin)
-        registry.save_project_draft(organization, name, pins, principal.actor)
+        try:
+            registry.save_project_draft(organization, name, pins, principal.actor)
+        except ServiceError as error:
+            raise _own_arguments(error, at) from None
         after = registry.project_view(registry.get_project(organization, name))
         # Read, change, write: if another save slipped in between, its pins would be lost, so undo ours instead.
         if after["draft"]["revision"] != before["revision"] + 1:
@@ -231,7 +243,7 @@ def call_tool(principal: registry.Principal, name: Any, arguments: Any) -> dict[
         raise ProtocolError(200, INVALID_PARAMS, "A tool's arguments are a JSON object.")
     try:
         if tool.power not in POWERS[principal.role]:
-            raise forbidden(f"An {principal.role} key may not do that.")
+            raise forbidden(principal.role)
         found = schemas.check_arguments(tool.input_schema, arguments) if tool.strict else []
         if found:
             raise schemas.invalid_arguments(found)

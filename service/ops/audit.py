@@ -32,11 +32,13 @@ CLI_ACTOR = "person:operator:cli"
 REGISTER, SAVE, PUBLISH, START_DRAFT, RELABEL = "register", "save", "publish", "start-draft", "relabel"
 PROJECT_CREATE, PROJECT_PIN = "project-create", "project-pin"
 PROJECT_START_DRAFT, PROJECT_PUBLISH = "project-start-draft", "project-publish"
+#: A publish moved a project draft's pin of the published tool draft to the version it became.
+PROJECT_REPIN = "project-repin"
 KEY_ROTATE, API_KEY_CREATE = "key-rotate", "api-key-create"
 #: One import of an OpenAPI document: every draft it wrote, as one record (its `after` names them all).
 IMPORT = "import"
 ACTIONS = (REGISTER, SAVE, PUBLISH, START_DRAFT, RELABEL, PROJECT_CREATE, PROJECT_PIN, PROJECT_START_DRAFT,
-           PROJECT_PUBLISH, KEY_ROTATE, API_KEY_CREATE, IMPORT)
+           PROJECT_PUBLISH, PROJECT_REPIN, KEY_ROTATE, API_KEY_CREATE, IMPORT)
 
 # Objects.
 TOOL, PROJECT, SIGNING_KEY, API_KEY = "tool", "project", "signing-key", "api-key"

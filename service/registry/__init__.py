@@ -11,6 +11,7 @@ from .organizations import (
     get_organization,
     looks_like_api_key,
 )
+from .freezing import Publication, Repin, will_move
 from .projects import (
     create_project,
     get_project,
@@ -20,7 +21,7 @@ from .projects import (
     save_project_draft,
     start_project_draft,
 )
-from .rules import RULES, check_definition
+from .rules import RULES, check_definition, violation
 from .tools import (
     REGISTRATION_FIELDS,
     definition_of,

@@ -8,10 +8,11 @@ import secrets
 from dataclasses import dataclass
 
 from ..database import write_transaction
-from ..errors import ServiceError, Violation, unauthorized
+from ..errors import ServiceError, conflict, unauthorized
 from ..models import ApiKey, Organization, now
 from ..ops import audit
 from ..text import is_text
+from .rules import violation
 
 ROLES = ("admin", "agent", "backend")
 KEY_PREFIX = "tgk"
@@ -36,11 +37,9 @@ class Principal:
 def create_organization(slug: str, algorithm: str = "ES256") -> Organization:
     """A new organization; its signing key is made by `service.keys.store` (see `service.setup`)."""
     if not SLUG_PATTERN.fullmatch(slug or ""):
-        raise ServiceError(422, "invalid", "The slug is invalid.", [Violation(
-            "slug", "slug-format",
-            "An organization slug uses lower-case letters, digits, and hyphens, and starts with a letter or digit.")])
+        raise ServiceError(422, "invalid", "The slug is invalid.", [violation("slug", "slug-format")])
     if Organization.select().where(Organization.slug == slug).exists():
-        raise ServiceError(409, "slug-taken", "An organization with this slug already exists.")
+        raise conflict(violation("slug", "slug-taken"))
     return Organization.create(slug=slug, algorithm=algorithm, created_at=now())
 
 
@@ -55,8 +54,7 @@ def _hash(secret: str) -> str:
 def create_api_key(organization: Organization, role: str, label: str = "", actor: str = audit.CLI_ACTOR) -> str:
     """Make a key and return it whole, the only time it is ever seen (the audit trail gets its public id only)."""
     if role not in ROLES:
-        raise ServiceError(422, "invalid", "The role is invalid.", [Violation(
-            "role", "role-unsupported", "The role must be one of admin, agent, or backend.")])
+        raise ServiceError(422, "invalid", "The role is invalid.", [violation("role", "role-unsupported")])
     key_id = secrets.token_hex(8)
     secret = secrets.token_urlsafe(32)
     with write_transaction():

@@ -11,16 +11,16 @@ from typing import Any
 from peewee import fn
 
 from ..database import retry_transient, write_transaction
-from ..errors import ServiceError, Violation, concurrent_change, invalid, not_found
+from ..errors import PINS, REQUEST, Violation, concurrent_change, conflict, invalid, not_found
 from ..models import Organization, Pin, Project, ProjectDraft, ProjectVersion, Tool, ToolVersion, now
 from ..ops import audit
 from ..text import is_text, text_problem
 from .. import limits
+from .freezing import DRAFT, Publication, audit_moves, lock_pinned_drafts, move_pins
 from .rules import check_definition, violation
 from .tools import audit_publish, draft_of, publish_draft_in_transaction, refusal, unique_or
 
 PROJECT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # fullmatch: "$" would let a final "\n" in
-DRAFT = "draft"
 
 
 def get_project(organization: Organization, name: str) -> Project:
@@ -40,13 +40,11 @@ def list_projects(organization: Organization) -> list[Project]:
 def create_project(organization: Organization, name: Any, actor: str) -> Project:
     """A project with an empty draft version."""
     if not isinstance(name, str) or not PROJECT_NAME.fullmatch(name):
-        raise invalid([Violation("name", "project-name-format",
-                                 "A project name uses letters, digits, hyphens, and underscores, "
-                                 "and starts with a letter or digit.")])
+        raise invalid([violation("name", "project-name-format")], REQUEST)
     taken = violation("name", "project-name-taken")
     with unique_or(taken), write_transaction():
         if Project.select().where(Project.organization == organization, Project.name == name).exists():
-            raise ServiceError(409, taken.rule, taken.message, [taken])
+            raise conflict(taken)
         project = Project.create(organization=organization, name=name, created_at=now())
         ProjectDraft.create(project=project, pins=[], revision=1, updated_at=now(), updated_by=actor)
         audit.record(organization, actor, audit.PROJECT_CREATE, audit.PROJECT, name, after=[])
@@ -115,13 +113,21 @@ def check_pins(project: Project, pins: Any, *, publishing: bool = False) -> list
     return found
 
 
+def _pinned_at_draft(organization: Organization, pins: Any) -> list[Tool]:
+    names = {pin["tool"] for pin in pins if isinstance(pin, dict) and isinstance(pin.get("tool"), str)
+             and pin.get("version") == DRAFT} if isinstance(pins, list) else set()
+    return list(Tool.select().where(Tool.organization == organization, Tool.name.in_(names))) if names else []
+
+
 def save_project_draft(organization: Organization, name: str, pins: Any, actor: str) -> ProjectDraft:
     """Replace the draft version's pins, refusing every bad pin at once."""
     project = get_project(organization, name)
-    found = check_pins(project, pins)
-    if found:
-        raise invalid(found)
     with write_transaction():
+        # Checked inside the transaction, with the pinned drafts held: a draft published meanwhile is never pinned.
+        lock_pinned_drafts(_pinned_at_draft(organization, pins))
+        found = check_pins(project, pins)
+        if found:
+            raise invalid(found, PINS)
         draft = project_draft(project)
         if draft is None:
             raise refusal("project-no-draft")
@@ -133,12 +139,14 @@ def save_project_draft(organization: Organization, name: str, pins: Any, actor: 
 
 
 @retry_transient
-def publish_project(organization: Organization, name: str, actor: str) -> ProjectVersion:
-    """Publish every pinned tool draft, then freeze the project version; all or nothing.
+def publish_project(organization: Organization, name: str, actor: str) -> Publication:
+    """Publish every pinned tool draft, move every other project draft that pinned one of them to the version it
+    became, then freeze the project version; all or nothing.
 
     The pinned drafts are published in one canonical order (by tool name), whatever order the pins are in, so two
     projects pinning the same drafts in opposite orders queue behind each other instead of deadlocking; of such
-    racers one wins and the others get 409.
+    racers one wins and the others get 409. Other projects' drafts are moved after every tool draft is consumed
+    (see `freezing` for the lock order).
     """
     project = get_project(organization, name)
     # A publish that a concurrent one beat to a pinned draft or to the version number: 409, nothing published.
@@ -148,7 +156,7 @@ def publish_project(organization: Organization, name: str, actor: str) -> Projec
             raise refusal("project-no-draft")
         found = check_pins(project, draft.pins, publishing=True)
         if found:
-            raise invalid(found)
+            raise invalid(found, PINS)
         versions: dict[str, tuple[Tool, ToolVersion]] = {}
         published: list[tuple[Tool, ToolVersion]] = []
         for pin in sorted(draft.pins, key=lambda p: p["tool"]):
@@ -166,15 +174,18 @@ def publish_project(organization: Organization, name: str, actor: str) -> Projec
                                                 published_by=actor)
         for tool, version in pinned:
             Pin.create(project_version=project_version, tool_version=version, tool=tool)
+        repinned, moved = move_pins(organization, {t.name: v.number for t, v in published}, actor,
+                                    except_project=project.id)
         if ProjectDraft.delete().where(ProjectDraft.id == draft.id,
                                        ProjectDraft.revision == draft.revision).execute() != 1:
             raise refusal("project-no-draft")
         # Recorded last, so the audit chain's lock is the last one this transaction takes.
         for tool, version in published:
             audit_publish(organization, tool, version, actor)
+        audit_moves(organization, moved, actor)
         audit.record(organization, actor, audit.PROJECT_PUBLISH, audit.PROJECT, project.name, version=number,
                      before=draft.pins, after=[{"tool": t.name, "version": v.number} for t, v in pinned])
-    return project_version
+    return Publication(number, tuple((t.name, v.number) for t, v in published), tuple(repinned))
 
 
 def project_view(project: Project) -> dict[str, Any]:

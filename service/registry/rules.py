@@ -27,6 +27,15 @@ from ..errors import Violation
 from ..text import text_problem
 from .. import limits
 
+
+
+def _one_of(choices: tuple[str, ...]) -> str:
+    """The choices as a sentence names them: "shared or per_user", "one of query, path, or body"."""
+    if len(choices) == 2:
+        return f"{choices[0]} or {choices[1]}"
+    return f"one of {', '.join(choices[:-1])}, or {choices[-1]}"
+
+
 RULES: dict[str, str] = {
     # The spec's failure modes, word for word.
     "name-taken": "A tool with this name already exists.",
@@ -48,11 +57,11 @@ RULES: dict[str, str] = {
     "placeholder-outside-path": "A placeholder can stand only in the URL's path.",
     "path-parameter-required": "A path parameter is always required, since the URL cannot be built without it.",
     "url-format": "The URL must be an absolute http or https address, with no user info and no fragment.",
-    "method-unsupported": "The method must be one of GET, POST, PUT, PATCH, or DELETE.",
-    "scope-unsupported": "The scope must be shared or per_user.",
-    "type-unsupported": "The type must be one of string, number, boolean, array, or object.",
-    "location-unsupported": "The location must be one of query, path, or body.",
-    "element-type-unsupported": "The element type must be one of string, number, or boolean.",
+    "method-unsupported": f"The method must be {_one_of(METHODS)}.",
+    "scope-unsupported": f"The scope must be {_one_of(SCOPES)}.",
+    "type-unsupported": f"The type must be {_one_of(TYPES)}.",
+    "location-unsupported": f"The location must be {_one_of(LOCATIONS)}.",
+    "element-type-unsupported": f"The element type must be {_one_of(ELEMENT_TYPES)}.",
     "description-required": "A tool needs a description, written for the model.",
     "field-required": "This field is required.",
     "field-type": "This field has the wrong type.",
@@ -69,7 +78,7 @@ RULES: dict[str, str] = {
     "project-immutable": "A tool's project is set when it is registered and cannot change afterward.",
     "project-unknown": "No project with this name exists in this organization.",
     "project-name-taken": "A project with this name already exists.",
-    "project-no-draft": "This project has no draft version. Start a new draft to change its pins.",
+    "project-no-draft": "This project has no draft version. Start a new draft version from its latest published one.",
     "project-draft-exists": "This project already has a draft version.",
     "pin-unknown-tool": "No tool with this name exists in this organization.",
     "pin-unknown-version": "This tool has no published version with that number.",
@@ -80,7 +89,6 @@ RULES: dict[str, str] = {
     "url-path-format": "The URL's path cannot hold a . or .. segment or an unmatched brace.",
     "query-key-in-url": "A query parameter cannot repeat a key the URL already fixes.",
     "unbuildable": "The platform cannot build a safe request from this definition.",
-    "display-name-format": "A display name is free text of at most 200 characters.",
     # Importing an OpenAPI document (service/importing): the document, then each operation and what it carries.
     "document-required": "Give the OpenAPI document as document, or its address as url, but not both.",
     "document-too-large": f"The document is larger than {limits.MAX_IMPORT_DOCUMENT_BYTES:,} bytes, the most an "
@@ -130,6 +138,30 @@ RULES: dict[str, str] = {
     "field-invalid": "This value is not one this field takes.",
     "subject-format": f"A subject is 1 to {limits.MAX_SUBJECT_CHARS} characters with no control characters, and is "
                       "not . or .., so it can stand as a path segment.",
+    "display-name-format": f"A display name is free text of at most {limits.MAX_DISPLAY_NAME_CHARS} characters.",
+    "field-in-draft": "This field is part of the definition: change it by saving the draft.",
+    "project-unpublished": "This project has no published version yet.",
+    "project-name-format": "A project name uses letters, digits, hyphens, and underscores, and starts with a letter or "
+                           "digit.",
+    # Organizations and keys.
+    "slug-format": "An organization slug uses lower-case letters, digits, and hyphens, and starts with a letter or "
+                   "digit.",
+    "slug-taken": "An organization with this slug already exists.",
+    "role-unsupported": "The role must be one of admin, agent, or backend.",
+    # Requests around the definitions: bodies, versions, conversations, the dashboard's forms, agents' arguments.
+    "malformed-body": "The request body must be JSON.",
+    "version-format": 'A version is a published version number or "draft".',
+    "version-missing": "This tool has no such version.",
+    "calls-format": f"A step carries from 1 to {limits.MAX_CALLS_PER_STEP} calls.",
+    "call-format": "A call has a string id and a string name.",
+    "arguments-format": "The arguments must be a JSON object, such as {\"status\": \"open\"}.",
+    "message-format": f"A message is a non-empty string of at most {limits.MAX_MESSAGE_CHARS} characters.",
+    "time-format": "Enter a time as YYYY-MM-DD HH:MM, in UTC.",
+    "time-order": "The end of the time range must come after its start.",
+    "kind-unknown": "Choose one of the listed kinds.",
+    "argument-required": "This argument is required.",
+    "argument-type": "This argument has the wrong type.",
+    "argument-unknown": "This tool takes no argument of this name.",
 }
 
 # Matched with fullmatch: `$` also matches before a final line break, so "x\n" would pass as "x".
@@ -177,14 +209,17 @@ def check_definition(data: Any, *, extra_fields: frozenset[str] = frozenset()) -
     url = _text(_string(data, "url", found, required=True, max_chars=limits.MAX_URL_CHARS), "url", found)
     if url is not None:
         found.extend(_check_url(url))
-    scope = _string(data, "scope", found, required=False) or "shared"
-    if scope not in SCOPES:
+    scope = _string(data, "scope", found, required=False)
+    if scope is None:
+        scope = "shared"
+    elif scope not in SCOPES:  # "" too: only a missing scope defaults
         found.append(violation("scope", "scope-unsupported"))
     session_start = data.get("runs_at_session_start", False)
     if not isinstance(session_start, bool):
         found.append(violation("runs_at_session_start", "field-type"))
         session_start = False
-    entitlement = _string(data, "required_entitlement", found, required=False, max_chars=200)
+    entitlement = _string(data, "required_entitlement", found, required=False,
+                          max_chars=limits.MAX_ENTITLEMENT_CHARS)
     if entitlement == "":
         entitlement = None
     if entitlement is not None and not ENTITLEMENT_PATTERN.fullmatch(entitlement):
@@ -235,9 +270,9 @@ def _check_together(method, url, scope, session_start, given, parameters) -> lis
         seen.add(p.name)
         if p.name != SUBJECT and p.name.casefold() == SUBJECT:
             found.append(violation(field(p, "name"), "subject-spelling"))
-        if p.location == "body" and method in ("GET", "DELETE"):
+        if p.location == "body" and method in METHODS and method not in BODY_METHODS:
             found.append(violation(field(p, "location"), "body-needs-body-method"))
-        if p.location in ("query", "path") and p.type in ("array", "object"):
+        if p.location != "body" and p.type not in SCALAR_TYPES:
             found.append(violation(field(p, "location"), "type-location-mismatch"))
         if p.location == "path":
             if url is not None and p.name not in placeholders(url):
@@ -281,13 +316,15 @@ def _check_parameter(i: int, data: Any, found: list[Violation]) -> Parameter | N
         found.append(violation(f"{prefix}.name", "parameter-name-format"))
     is_subject = name == SUBJECT
     # The editor fixes the subject's type to string; a definition that leaves it out gets that type.
-    type_ = _string(data, "type", found, required=not is_subject, prefix=prefix) or ("string" if is_subject else None)
-    if type_ is not None and type_ not in TYPES:
+    type_ = _string(data, "type", found, required=not is_subject, prefix=prefix)
+    if type_ is None and is_subject:
+        type_ = "string"
+    if type_ is not None and type_ not in TYPES:  # "" too
         found.append(violation(f"{prefix}.type", "type-unsupported"))
     location = _string(data, "location", found, required=False, prefix=prefix)
     if location is None:
         # The editor pins an array or object to the body; anything else defaults to the query string.
-        location = "body" if type_ in ("array", "object") else "query"
+        location = "body" if type_ in TYPES and type_ not in SCALAR_TYPES else "query"
     elif location not in LOCATIONS:
         found.append(violation(f"{prefix}.location", "location-unsupported"))
     element_type = _string(data, "element_type", found, required=False, prefix=prefix)

@@ -11,12 +11,13 @@ from peewee import IntegrityError, fn
 
 from ..database import retry_transient, write_transaction
 from ..definition import ToolDefinition
-from ..errors import ServiceError, Violation, conflict, invalid, not_found, precondition_failed
+from ..errors import REQUEST, ServiceError, Violation, conflict, invalid, not_found, precondition_failed
 from ..models import Organization, Project, Tool, ToolDraft, ToolVersion, now
 from ..ops import audit
 from ..text import is_text, text_problem
 from .. import limits
-from .rules import check_definition, violation
+from .freezing import Publication, audit_moves, move_pins
+from .rules import DEFINITION_FIELDS, NAME_PATTERN, check_definition, violation
 
 REGISTRATION_FIELDS = frozenset({"display_name", "project"})
 
@@ -80,7 +81,8 @@ def etag(draft: ToolDraft) -> str:
 
 
 def _display_name(value: Any, default: str, found: list[Violation]) -> str:
-    if value is None or value == "":
+    """The label to store: `default` for a blank one (missing, empty or only whitespace), else the label as given."""
+    if value is None or (isinstance(value, str) and not value.strip()):
         return default
     if not isinstance(value, str) or len(value) > limits.MAX_DISPLAY_NAME_CHARS:
         found.append(violation("display_name", "display-name-format"))
@@ -91,28 +93,48 @@ def _display_name(value: Any, default: str, found: list[Violation]) -> str:
     return value
 
 
+def _project(organization: Organization, name: Any, found: list[Violation]) -> Project | None:
+    """The project a registration names (None: organization-wide), or a violation on `project`."""
+    if name is None:
+        return None
+    if not isinstance(name, str):  # a list would reach the database as a row value
+        found.append(violation("project", "field-type"))
+        return None
+    if (problem := text_problem(name)) is not None:
+        found.append(violation("project", problem))
+        return None
+    project = Project.get_or_none(Project.organization == organization, Project.name == name)
+    if project is None:
+        found.append(violation("project", "project-unknown"))
+    return project
+
+
+def _name_taken(organization: Organization, data: Any) -> bool:
+    name = data.get("name") if isinstance(data, dict) else None
+    return (isinstance(name, str) and NAME_PATTERN.fullmatch(name) is not None
+            and Tool.select().where(Tool.organization == organization, Tool.name == name).exists())
+
+
+def _refuse(found: list[Violation], taken: bool) -> ServiceError:
+    """Every violation at once: 409 when the name is taken (listed first, with the rest), otherwise 422."""
+    if not taken:
+        return invalid(found)
+    error = conflict(violation("name", "name-taken"))
+    error.violations.extend(found)
+    return error
+
+
 def register_tool(organization: Organization, data: dict[str, Any], actor: str) -> Tool:
-    """Create the tool and its draft from a valid definition; every violation at once, or 409 for a taken name."""
+    """Create the tool and its draft from a valid definition; every violation at once, 409 if the name is taken."""
     definition, found = check_definition(data, extra_fields=REGISTRATION_FIELDS)
     display_name = _display_name(data.get("display_name") if isinstance(data, dict) else None,
                                  (definition.name if definition else ""), found)
-    project = None
-    project_name = data.get("project") if isinstance(data, dict) else None
-    if project_name is not None:
-        if not isinstance(project_name, str):  # [null, null] was a 500 ("row value misused")
-            found.append(violation("project", "field-type"))
-        elif (problem := text_problem(project_name)) is not None:
-            found.append(violation("project", problem))
-        else:
-            project = Project.get_or_none(Project.organization == organization, Project.name == project_name)
-            if project is None:
-                found.append(violation("project", "project-unknown"))
+    project = _project(organization, data.get("project") if isinstance(data, dict) else None, found)
     if found:
-        raise invalid(found)
-    taken = violation("name", "name-taken")
-    with unique_or(taken), write_transaction():
-        if Tool.select().where(Tool.organization == organization, Tool.name == definition.name).exists():
-            raise conflict(taken)
+        raise _refuse(found, _name_taken(organization, data))
+    with unique_or(violation("name", "name-taken")), write_transaction():
+        if _name_taken(organization, data):
+            raise _refuse([], True)
         tool = create_tool_in_transaction(organization, definition, display_name, project, actor)
         audit.record(organization, actor, audit.REGISTER, audit.TOOL, tool.name, after=definition.to_dict())
     return tool
@@ -206,13 +228,16 @@ def publish_draft_in_transaction(tool: Tool, actor: str) -> ToolVersion:
 
 
 @retry_transient
-def publish_tool(organization: Organization, name: str, actor: str) -> ToolVersion:
-    """Publish the draft as the next immutable version; of two concurrent publishes exactly one wins."""
+def publish_tool(organization: Organization, name: str, actor: str) -> Publication:
+    """Publish the draft as the next immutable version, and move every project draft that pinned the draft to it;
+    of two concurrent publishes exactly one wins."""
     tool = get_tool(organization, name)
     with unique_or(violation("", "no-draft")), write_transaction():
         version = publish_draft_in_transaction(tool, actor)
+        repinned, moved = move_pins(organization, {tool.name: version.number}, actor)
         audit_publish(organization, tool, version, actor)
-        return version
+        audit_moves(organization, moved, actor)
+        return Publication(version.number, ((tool.name, version.number),), tuple(repinned))
 
 
 def audit_publish(organization: Organization, tool: Tool, version: ToolVersion, actor: str) -> None:
@@ -222,13 +247,29 @@ def audit_publish(organization: Organization, tool: Tool, version: ToolVersion, 
                  before=previous.definition if previous else None, after=version.definition)
 
 
-def relabel(organization: Organization, name: str, display_name: Any, actor: str) -> Tool:
-    """Change the display name, any time, published or not; it is not versioned."""
-    tool = get_tool(organization, name)
+def _check_relabel(tool: Tool, data: Any) -> tuple[str, list[Violation]]:
+    """The label a relabel body asks for, and every violation: it carries `display_name` (null: the tool name) and
+    nothing else but the tool's own name and project; a definition field belongs in a save of the draft."""
+    if not isinstance(data, dict):
+        return tool.display_name, [violation("", "field-type")]
     found: list[Violation] = []
-    label = _display_name(display_name, tool.name, found)
+    if "display_name" not in data:
+        found.append(violation("display_name", "field-required"))
+    if "name" in data and data["name"] != tool.name:
+        found.append(violation("name", "name-immutable"))
+    if "project" in data and data["project"] != (tool.project.name if tool.project_id else None):
+        found.append(violation("project", "project-immutable"))
+    for key in sorted(set(data) - {"display_name", "name", "project"}):
+        found.append(violation(key, "field-in-draft" if key in DEFINITION_FIELDS else "field-unknown"))
+    return _display_name(data.get("display_name"), tool.name, found), found
+
+
+def relabel(organization: Organization, name: str, data: Any, actor: str) -> Tool:
+    """Change the display name (`data` is `{"display_name"}`), any time, published or not; it is not versioned."""
+    tool = get_tool(organization, name)
+    label, found = _check_relabel(tool, data)
     if found:
-        raise invalid(found)
+        raise invalid(found, REQUEST)
     with write_transaction():
         Tool.update(display_name=label).where(Tool.id == tool.id).execute()
         audit.record(organization, actor, audit.RELABEL, audit.TOOL, tool.name,

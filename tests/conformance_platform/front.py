@@ -202,6 +202,9 @@ class Front:
             draft = self.admin("GET", f"/v1/tools/{name}").json().get("draft")
             if draft:
                 return outgoing.with_json({**answer, "definition": draft["definition"]})
+        if kind in ("publish", "project-publish") and outgoing.status == 201 and self.on("publish-keeps-pins"):
+            # A platform whose publish leaves other projects' drafts pinning the consumed draft says it moved none.
+            return outgoing.with_json({**answer, "repinned": []})
         if kind == "project" and outgoing.status == 200 and self.on("cascade-pins-draft"):
             versions = [{**v, "pins": [{**p, "version": "draft"} for p in v.get("pins", [])]}
                         for v in answer.get("versions", [])]

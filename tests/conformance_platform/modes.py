@@ -56,7 +56,7 @@ MODES = [
         "register-publishes": "_lifecycle_register$", "save-publishes": "_lifecycle_save$",
         "version-follows-draft": "_lifecycle_publish$", "fake-published-write": True, "new-draft-blank": True,
         "rename-allowed": True, "label-frozen": True, "no-draft-conversations": True,
-        "cascade-pins-draft": True, "agent-publishes": True, "mcp-offers-publish": True,
+        "cascade-pins-draft": True, "agent-publishes": True, "mcp-offers-publish": True, "publish-keeps-pins": True,
     }, back={"rewrite-path": ("/echo/v1", "/echo/v3")}),
     Mode("request", area("request"), back={"mangle-request": "_request_"}),
     Mode("failure", area("failure") | (ERROR_RESULTS - area("failure")),

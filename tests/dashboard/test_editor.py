@@ -42,11 +42,13 @@ def shown(violations) -> dict[str, str]:
 
 def _typed_as_is(vector) -> bool:
     """Whether a person could type the vector's values into the editor: its one-line inputs are trimmed, so a value
-    with whitespace around it (a trailing line break) reaches the rules trimmed, and is refused only by the API."""
+    with whitespace around it (a trailing line break) reaches the rules trimmed, and is refused only by the API; and
+    a choice left empty (scope, type) is a choice not made, so an empty string is refused only by the API too."""
     definition = vector["definition"]
     values = [definition.get("required_entitlement") or ""] + [p.get("name") or "" for p in
                                                                definition.get("parameters", [])]
-    return all(value == value.strip() for value in values)
+    choices = [definition.get("scope")] + [p.get("type") for p in definition.get("parameters", [])]
+    return all(value == value.strip() for value in values) and "" not in choices
 
 
 EDITABLE = [v for v in REFUSED if any(x["field"] != "name" for x in v["violations"]) and _typed_as_is(v)]
@@ -186,6 +188,23 @@ def test_publishing_confirms_what_freezes_first(service, admin):
     assert "Publish confirmed as version 1?" in page.text
     assert "can never change again" in page.text
     assert service.api("GET", "/v1/tools/confirmed").json()["versions"] == []
+
+
+def test_publishing_a_tool_says_which_project_drafts_move_to_the_new_version(service, admin):
+    register(admin, "moved_tool")
+    for project in ("moving_a", "moving_b"):
+        admin.post("/projects", {"name": project})
+        admin.post(f"/projects/{project}/draft", [("pin-moved_tool", "draft")])
+    confirm = admin.get("/tools/moved_tool/publish")
+    assert confirm.text_of("repinning") == ("The draft versions of moving_a and moving_b pin this tool's draft: "
+                                            "publishing moves them to version 1.")
+    page = admin.post("/tools/moved_tool/publish")
+    assert page.text_of("flash") == ("Published version 1. It can never change; start a new draft to go on. "
+                                     "The draft version of moving_a now pins moved_tool version 1. "
+                                     "The draft version of moving_b now pins moved_tool version 1.")
+    register(admin, "pinned_nowhere")
+    alone = admin.get("/tools/pinned_nowhere/publish")
+    assert alone.status == 200 and 'id="repinning"' not in alone.text
 
 
 def test_another_organizations_tools_are_not_found(service, admin):

@@ -2,7 +2,6 @@
 from werkzeug.datastructures import MultiDict
 
 from service.dashboard.forms import (
-    ARGUMENTS_NOT_JSON,
     BLANK_PARAMETER,
     apply_row_op,
     calls_from_form,
@@ -16,6 +15,7 @@ from service.dashboard.forms import (
     registration_from_form,
 )
 from service.errors import Violation
+from service.registry import RULES
 
 
 def test_a_field_path_becomes_an_html_id():
@@ -119,5 +119,7 @@ def test_calls_parse_their_arguments_and_report_each_problem():
     assert calls[2]["arguments"] == {}
     assert typed[1] == {"name": "", "arguments": "[1]"}
     assert [(p.field, p.message) for p in problems] == [
-        ("calls[1].name", "This field is required."), ("calls[1].arguments", ARGUMENTS_NOT_JSON)]
-    assert [p.field for p in calls_from_form(MultiDict())[2]] == ["calls"]
+        ("calls[1].name", "This field is required."), ("calls[1].arguments", RULES["arguments-format"])]
+    # No call at all: the API's rule for a step, with its one sentence.
+    assert [(p.field, p.rule, p.message) for p in calls_from_form(MultiDict())[2]] == [
+        ("calls", "calls-format", "A step carries from 1 to 500 calls.")]

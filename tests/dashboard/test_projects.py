@@ -75,6 +75,21 @@ def test_publishing_a_project_lists_then_publishes_the_tool_drafts_it_pins(servi
     assert pinned(page)["cascade_a"] == "1"
 
 
+def test_publishing_says_which_other_project_drafts_move_to_the_new_versions(service, admin):
+    """Publishing a project's pinned draft freezes it for every project that pins it: the confirmation says which
+    other project drafts will move, and the flash which did."""
+    register(admin, "shared_draft")
+    for project in ("freeze_a", "freeze_b"):
+        admin.post("/projects", {"name": project})
+        admin.post(f"/projects/{project}/draft", [("pin-shared_draft", "draft")])
+    drafts = admin.get("/projects/freeze_a/publish").text_of("publish-drafts")
+    assert "its draft becomes version 1, and the draft version of freeze_b moves from its draft to version 1" in drafts
+    page = admin.post("/projects/freeze_a/publish")
+    assert page.text_of("flash") == ("Published project version 1. "
+                                     "The draft version of freeze_b now pins shared_draft version 1.")
+    assert pinned(admin.get("/projects/freeze_b"))["shared_draft"] == "1"
+
+
 def test_an_agent_cannot_publish_a_project(service, agent):
     agent.post("/projects", {"name": "agents_project"})
     assert "/projects/agents_project/publish" not in agent.get("/projects/agents_project").text

@@ -3,7 +3,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from service.dashboard.call_filters import KIND_UNKNOWN, TIME_FORMAT, TIME_ORDER, call_filters, parse_time
+from service.dashboard.call_filters import call_filters, parse_time
+from service.registry import RULES
 from service.dashboard.readable import (
     ADDED,
     CONTEXT,
@@ -54,9 +55,9 @@ def test_every_filter_reaches_the_query():
 def test_every_problem_with_the_filters_is_reported_at_once():
     filters = call_filters({"from": "soon", "to": "later", "kind": "exploded"}, 10)
     assert [(v.field, v.message) for v in filters.violations] == [
-        ("from", TIME_FORMAT), ("to", TIME_FORMAT), ("kind", KIND_UNKNOWN)]
+        ("from", RULES["time-format"]), ("to", RULES["time-format"]), ("kind", RULES["kind-unknown"])]
     backwards = call_filters({"from": "2026-01-02T12:00", "to": "2026-01-02T12:00"}, 10)
-    assert [(v.field, v.message) for v in backwards.violations] == [("to", TIME_ORDER)]
+    assert [(v.field, v.message) for v in backwards.violations] == [("to", RULES["time-order"])]
 
 
 def test_a_page_marker_that_is_not_a_number_starts_from_the_newest():

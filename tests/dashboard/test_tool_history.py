@@ -154,8 +154,8 @@ def test_comparing_a_version_with_itself_shows_no_change(admin, orders):
 
 
 @pytest.mark.parametrize("query, errors", [
-    ("from=one&to=draft", {"f-from": "Error: Choose a published version or the draft."}),
-    ("from=1", {"f-to": "Error: Choose a published version or the draft."}),
+    ("from=one&to=draft", {"f-from": 'Error: A version is a published version number or "draft".'}),
+    ("from=1", {"f-to": 'Error: A version is a published version number or "draft".'}),
     ("from=1&to=9", {"f-to": "Error: This tool has no such version."}),
 ])
 def test_a_version_that_cannot_be_compared_is_shown_next_to_its_field(admin, orders, query, errors):

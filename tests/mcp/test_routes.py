@@ -273,6 +273,7 @@ def test_an_unknown_key_is_401(mcp, authorization):
 def test_a_backend_key_is_403(service):
     response = RawMcp(service, service.backend_key).post(INITIALIZE)
     assert response.status_code == 403
+    assert error_of(response)["message"] == "A backend key may not use the MCP server."  # not "An backend key"
 
 
 def test_an_admin_key_may_connect(service):

@@ -118,20 +118,28 @@ def test_pinning_replaces_a_tools_pin_in_place_and_keeps_the_others(service, mcp
         {"tool": "a", "version": "draft"}, {"tool": "b", "version": "draft"}, {"tool": "c", "version": "draft"}]
 
 
-@pytest.mark.parametrize("arguments, rule, message", [
-    ({"project": "shop", "tool": "ghost"}, "pin-unknown-tool", "No tool with this name exists in this organization."),
-    ({"project": "shop", "tool": "a", "version": 9}, "pin-unknown-version",
+@pytest.mark.parametrize("arguments, field, rule, message", [
+    ({"project": "shop", "tool": "ghost"}, "tool", "pin-unknown-tool",
+     "No tool with this name exists in this organization."),
+    ({"project": "shop", "tool": "a", "version": 9}, "version", "pin-unknown-version",
      "This tool has no published version with that number."),
-    ({"project": "shop", "tool": "a", "version": "latest"}, "pin-version-format",
+    ({"project": "shop", "tool": "a", "version": "latest"}, "version", "pin-version-format",
      'A pin\'s version is a published version number or "draft".'),
 ])
-def test_a_bad_pin_is_refused_with_the_registry_sentence(service, mcp, arguments, rule, message):
-    register(service, "a")
+def test_a_bad_pin_is_refused_naming_the_agents_own_argument(service, mcp, arguments, field, rule, message):
+    """The draft already pins two tools, so the new pin is the third: the refusal still names the argument the agent
+    sent (`version`, `tool`), never `pins[2].version`, and calls it a pin, not a definition."""
+    for name in ("a", "x", "y"):
+        register(service, name)
+    pins = [{"tool": "x", "version": "draft"}, {"tool": "y", "version": "draft"}]
     assert service.api("POST", "/v1/projects", json={"name": "shop"}).status_code == 201
+    assert service.api("PUT", "/v1/projects/shop/draft", json={"pins": pins}).status_code == 200
     result = mcp.call_tool(mcp.initialize(), "pin_tool", arguments)
     assert result["isError"] is True
-    assert [(e["rule"], e["message"]) for e in result["structuredContent"]["errors"]] == [(rule, message)]
-    assert service.api("GET", "/v1/projects/shop").json()["draft"]["pins"] == []
+    assert result["structuredContent"]["message"] == "The pin breaks one or more rules."
+    assert [(e["field"], e["rule"], e["message"]) for e in result["structuredContent"]["errors"]] == [
+        (field, rule, message)]
+    assert service.api("GET", "/v1/projects/shop").json()["draft"]["pins"] == pins
 
 
 def test_a_project_without_a_draft_takes_no_pin(service, mcp):

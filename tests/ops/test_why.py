@@ -1,6 +1,9 @@
 """Why not offered: every reason, and agreement with what a real conversation offers for the same claims."""
 import pytest
 
+from service.database import db
+from service.models import ProjectDraft
+
 from .conftest import tool
 
 ENTITLED = "orders:admin"
@@ -72,6 +75,12 @@ def test_a_project_draft_pinning_a_draft_that_was_published_since(shop):
     assert shop("PUT", "/v1/projects/shop/draft", {"pins": pins}).status_code == 200
     assert explain(shop, "?version=draft")["beta"]["offered"] is True
     assert shop("POST", "/v1/tools/beta/publish").status_code == 201
+    # Publishing froze beta for the project: its draft now pins version 1, which it still offers.
+    answer = explain(shop, "?version=draft")["beta"]
+    assert (answer["offered"], answer["pinned"]) == (True, 1)
+    # A pin left pointing at the consumed draft (saved before publishing moved pins) is still explained.
+    with db.connection_context():
+        ProjectDraft.update(pins=pins).execute()
     answer = explain(shop, "?version=draft")["beta"]
     assert (answer["offered"], reasons(answer)) == (False, ["pinned-draft-missing"])
     assert explain(shop, "?version=1")["beta"]["reasons"][0]["reason"] == "not-pinned"

@@ -48,3 +48,14 @@ def api(client, keys):
 @pytest.fixture
 def other_api(app, client):
     return Api(client, make_org(app, "globex")["admin"])
+
+
+@pytest.fixture
+def signing(app, keys):
+    """acme's signing keys, which minting a session token needs."""
+    from service.database import db
+    from service.keys.store import create_key_set
+    from service.registry import get_organization
+
+    with app.app_context(), db.connection_context():
+        create_key_set(get_organization("acme"), "test-secret")

@@ -25,12 +25,12 @@ def test_saving_edits_the_one_draft_in_place(api):
 
 def test_publish_freezes_the_draft_into_version_one_then_two(api):
     register(api)
-    assert api("POST", "/v1/tools/get_orders/publish").json == {"version": 1}
+    assert api("POST", "/v1/tools/get_orders/publish").json == {"version": 1, "repinned": []}
     tool = api("GET", "/v1/tools/get_orders").json
     assert tool["draft"] is None
     assert [v["version"] for v in tool["versions"]] == [1]
     assert api("POST", "/v1/tools/get_orders/draft").status_code == 201
-    assert api("POST", "/v1/tools/get_orders/publish").json == {"version": 2}
+    assert api("POST", "/v1/tools/get_orders/publish").json == {"version": 2, "repinned": []}
 
 
 def test_publish_without_a_draft_is_refused(api):

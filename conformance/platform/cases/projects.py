@@ -4,9 +4,13 @@ Where the promise is about what a project serves, the case checks which URL the 
 """
 from __future__ import annotations
 
+from typing import Any
+
 from conformance.case import Check, Verdict
 from conformance.platform.cases.lifecycle import versions
-from conformance.platform.client import Conversation, PlatformTarget, echoed, expect_status, tool
+from conformance.platform.client import (
+    Conversation, PlatformTarget, echoed, expect_status, published_number, tool,
+)
 from conformance.platform.suite import SUITE, contract, defining
 
 
@@ -52,7 +56,7 @@ def project_publish_cascade(target: PlatformTarget) -> Verdict:
     target.pin(project, [{"tool": name, "version": "draft"}])
     check = Check()
     reply = target.api("POST", f"/v1/projects/{project}/publish")
-    check.expect(reply.status == 201 and reply.body == {"version": 1}, "publishing the project",
+    check.expect(reply.status == 201 and published_number(reply) == 1, "publishing the project",
                  'HTTP 201 {"version": 1}', reply.describe())
     view = target.read_tool(name)
     check.equal("the tool's versions", [1], versions(view))
@@ -87,4 +91,82 @@ def published_project_frozen(target: PlatformTarget) -> Verdict:
     check = Check()
     check.expect(str(path).endswith("/echo/v1"), f"the call on project version {version}",
                  "made to version 1's URL", path)
+    return check.verdict()
+
+
+FREEZES_FOR_EVERY_PROJECT = defining("A tool can be shared across your whole organization, so publishing it, whether "
+                                     "on its own or as part of publishing a project version, freezes it for every "
+                                     "project that pins it.")
+
+
+def _draft_pins(target: PlatformTarget, project: str) -> list[Any]:
+    draft = (target.api("GET", f"/v1/projects/{project}").body or {}).get("draft") or {}
+    return draft.get("pins")
+
+
+def _still_serves(check: Check, target: PlatformTarget, project: str, name: str, path: str) -> None:
+    """A conversation on the project's draft offers the tool and calls it at `path`; the draft then publishes."""
+    token = target.session_token()
+    opened = target.open(project, token, "draft")
+    if check.expect(opened.status == 201, f"opening a conversation on {project}'s draft", "HTTP 201",
+                    opened.describe()):
+        offered = [t.get("name") for t in opened.body.get("tools", [])]
+        check.expect(name in offered, f"the tools offered on {project}'s draft", f"including {name}", offered)
+        result = Conversation(target, token, opened.body).call(name)
+        echo = (echoed(result) or {}).get("path", result.get("error"))
+        check.expect(str(echo).endswith(path), "the call", f"made to {path}", echo)
+    reply = target.api("POST", f"/v1/projects/{project}/publish")
+    check.expect(reply.status == 201, f"publishing {project}", "HTTP 201", reply.describe())
+
+
+@SUITE.case(
+    "lifecycle/project-publish-freezes-for-every-project",
+    title="Publishing a project freezes its pinned tool drafts for every other project that pins them",
+    requirement="Two project drafts pin one tool's draft. Publishing the first answers 201 and names the second's "
+                "pin in `repinned`; the second project's draft then pins the tool's version 1, still serves the tool "
+                "in a conversation on it, and publishes.",
+    spec=(FREEZES_FOR_EVERY_PROJECT,
+          contract("publishes every tool draft it pins, then freezes itself, in one transaction")),
+)
+def project_publish_freezes_for_every_project(target: PlatformTarget) -> Verdict:
+    name = target.name("lifecycle_freeze_shared")
+    first, second = target.project("lifecycle-freeze-a"), target.project("lifecycle-freeze-b")
+    expect_status(target.register(tool(name, target.mock(name, "echo/shared"))), 201, "registering")
+    for project in (first, second):
+        target.create_project(project)
+        target.pin(project, [{"tool": name, "version": "draft"}])
+    check = Check()
+    reply = target.api("POST", f"/v1/projects/{first}/publish")
+    body = reply.body if isinstance(reply.body, dict) else {}
+    check.expect(reply.status == 201, f"publishing {first}", "HTTP 201", reply.describe())
+    check.equal("the publish answer's repinned", [{"project": second, "tool": name, "version": 1}],
+                body.get("repinned"))
+    check.equal(f"{second}'s draft pins afterwards", [{"tool": name, "version": 1}], _draft_pins(target, second))
+    _still_serves(check, target, second, name, "/echo/shared")
+    return check.verdict()
+
+
+@SUITE.case(
+    "lifecycle/tool-publish-freezes-for-every-project",
+    title="Publishing a tool on its own freezes it for every project that pins its draft",
+    requirement="A project draft pins a tool's draft. Publishing the tool on its own answers 201 and names the "
+                "project's pin in `repinned`; the project's draft then pins the tool's version 1, still serves the "
+                "tool in a conversation on it, and publishes.",
+    spec=(FREEZES_FOR_EVERY_PROJECT,
+          contract("freezes the draft into the next version")),
+)
+def tool_publish_freezes_for_every_project(target: PlatformTarget) -> Verdict:
+    name, project = target.name("lifecycle_freeze_alone"), target.project("lifecycle-freeze-alone")
+    expect_status(target.register(tool(name, target.mock(name, "echo/alone"))), 201, "registering")
+    target.create_project(project)
+    target.pin(project, [{"tool": name, "version": "draft"}])
+    check = Check()
+    reply = target.api("POST", f"/v1/tools/{name}/publish")
+    body = reply.body if isinstance(reply.body, dict) else {}
+    check.expect(reply.status == 201 and published_number(reply) == 1, "publishing the tool",
+                 'HTTP 201 {"version": 1}', reply.describe())
+    check.equal("the publish answer's repinned", [{"project": project, "tool": name, "version": 1}],
+                body.get("repinned"))
+    check.equal(f"{project}'s draft pins afterwards", [{"tool": name, "version": 1}], _draft_pins(target, project))
+    _still_serves(check, target, project, name, "/echo/alone")
     return check.verdict()

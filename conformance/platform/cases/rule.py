@@ -45,6 +45,7 @@ RULE_SPEC: dict[str, tuple[SpecRef, ...]] = {
     "url-format": (defining("The HTTP method and address the platform calls."), contract("URL and method")),
     "method-unsupported": (defining("The HTTP method and address the platform calls."),
                            contract("URL and method")),
+    "scope-unsupported": (contract("`scope`: `shared` | `per_user`."),),
     "type-unsupported": (contract("`type`: `string` `number` `boolean` `array` `object`."),),
     "location-unsupported": (contract("`location`: `query` `path` `body`."),),
     "element-type-unsupported": (defining("pick an element type of string, number, or boolean."),),
@@ -123,16 +124,18 @@ for _vector in VECTORS:
     ))
 
 NAME_TAKEN = "A tool with this name already exists."
+DESCRIPTION_REQUIRED = "A tool needs a description, written for the model."
 
 
 @SUITE.case(
     "rule/name-taken",
     title="A tool name is unique across org-wide and project tools",
     requirement=f"Registering a second tool under a taken name, org-wide or in a project, is refused with "
-                f"HTTP 409 and “{NAME_TAKEN}”",
+                f"HTTP 409 and “{NAME_TAKEN}”; a definition that also breaks another rule gets HTTP 409 listing "
+                f"both at once.",
     spec=(defining("“A tool with this name already exists.” Names are unique across your organization, "
                    "spanning both org-wide and project-specific tools."),
-          contract("Rule violations answer 422 (a taken tool name: 409)")),
+          contract("Rule violations answer 422 (a taken tool name: 409) with every violated rule at once")),
 )
 def name_taken(target: PlatformTarget) -> Verdict:
     """The same name again: org-wide after org-wide, in a project after org-wide, and the reverse."""
@@ -151,6 +154,11 @@ def name_taken(target: PlatformTarget) -> Verdict:
         check.expect(("name", "name-taken", NAME_TAKEN) in _triples(reply.violations()),
                      f"{label}: violation", f"{{field: name, rule: name-taken, message: {NAME_TAKEN!r}}}",
                      reply.violations())
+    reply = target.register({**tool(shared, url), "description": ""})
+    check.expect(reply.status == 409, "taken, and with no description: status", "HTTP 409", reply.describe())
+    both = [("description", "description-required", DESCRIPTION_REQUIRED), ("name", "name-taken", NAME_TAKEN)]
+    check.equal("taken, and with no description: violations", both,
+                sorted(_triples(reply.violations()).elements()))
     return check.verdict()
 
 

@@ -33,7 +33,7 @@ blp = Blueprint("ops", __name__, description="Operations: call log, audit trail,
 
 ERRORS = {"description": "What was wrong with the request.", "schema": ProblemSchema}
 
-VERSION_FORMAT = 'A version is a published version number or "draft".'
+VERSION_FORMAT = registry.RULES["version-format"]
 
 
 def _ref(value: str, field: str) -> int | str:

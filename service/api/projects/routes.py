@@ -7,7 +7,7 @@ from flask_smorest import Blueprint
 from ... import registry
 from ..auth import PUBLISH, READ, WRITE_DRAFTS, current_principal, requires
 from ..body import json_body
-from ..schemas import ProblemSchema, VersionNumberSchema
+from ..schemas import ProblemSchema, ProjectPublishedSchema
 from .schemas import NewProjectSchema, PinsSchema, ProjectListSchema, ProjectSchema
 
 blp = Blueprint("projects", __name__, url_prefix="/v1/projects", description="Projects, pins and versions.")
@@ -71,10 +71,11 @@ class ProjectDraftViews(MethodView):
 
 @blp.route("/<name>/publish")
 class ProjectPublishViews(MethodView):
-    @blp.response(201, VersionNumberSchema)
+    @blp.response(201, ProjectPublishedSchema)
     @blp.alt_response(422, **ERRORS)
     @requires(PUBLISH)
     def post(self, name):
-        """Publish every pinned tool draft, then freeze the project version, in one transaction"""
+        """Publish every pinned tool draft (`published`), move other projects' drafts that pinned one of them to the
+        version it became (`repinned`), then freeze the project version, in one transaction"""
         principal = current_principal()
-        return {"version": registry.publish_project(principal.organization, name, principal.actor).number}
+        return registry.publish_project(principal.organization, name, principal.actor).answer(tools=True)

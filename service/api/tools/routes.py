@@ -8,7 +8,7 @@ from flask_smorest import Blueprint
 from ... import importing, registry
 from ..auth import PUBLISH, READ, WRITE_DRAFTS, current_principal, requires
 from ..body import json_body
-from ..schemas import ProblemSchema, VersionNumberSchema
+from ..schemas import ProblemSchema, PublishedSchema
 from .schemas import (
     ImportResultSchema,
     ImportSchema,
@@ -76,13 +76,12 @@ class ToolByNameViews(MethodView):
 
     @blp.doc(requestBody={"content": {"application/json": {"schema": RelabelSchema}}})
     @blp.response(200, ToolSchema)
+    @blp.alt_response(422, **ERRORS)
     @requires(WRITE_DRAFTS)
     def patch(self, name):
         """Relabel a tool (display name only; any time, published or not)"""
-        body = json_body()
         principal = current_principal()
-        tool = registry.relabel(principal.organization, name, body.get("display_name"), principal.actor)
-        return registry.tool_view(tool)
+        return registry.tool_view(registry.relabel(principal.organization, name, json_body(), principal.actor))
 
 
 @blp.route("/<name>/draft")
@@ -112,13 +111,15 @@ class ToolDraftViews(MethodView):
 
 @blp.route("/<name>/publish")
 class ToolPublishViews(MethodView):
-    @blp.response(201, VersionNumberSchema)
+    @blp.response(201, PublishedSchema)
     @blp.alt_response(409, **ERRORS)
+    @blp.alt_response(422, **ERRORS)
     @requires(PUBLISH)
     def post(self, name):
-        """Publish the draft as the next immutable version (people only)"""
+        """Publish the draft as the next immutable version (people only); every project draft that pinned the draft
+        now pins that version (`repinned`)"""
         principal = current_principal()
-        return {"version": registry.publish_tool(principal.organization, name, principal.actor).number}
+        return registry.publish_tool(principal.organization, name, principal.actor).answer()
 
 
 @blp.route("/<name>/versions/<version:number>")

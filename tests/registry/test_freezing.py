@@ -1,0 +1,126 @@
+"""Publishing a tool freezes it for every project that pins it: project drafts pinning its draft move to the version.
+
+Spec: "publishing it, whether on its own or as part of publishing a project version, freezes it for every project
+that pins it". Before, publishing project A consumed tool T's draft while project B's draft still pinned T's
+`draft`: B's test conversations silently lost T, and B could not publish until someone pinned again by hand.
+"""
+import gevent
+
+from service import registry
+from service.database import db
+from service.errors import ServiceError
+from service.ops import audit
+
+from .test_projects import SEARCH
+from .test_tools_api import ORDERS
+
+DRAFT_PIN = {"tool": "search_products", "version": "draft"}
+
+
+def projects_pinning_the_search_draft(api, *names):
+    assert api("POST", "/v1/tools", SEARCH).status_code == 201
+    for name in names:
+        assert api("POST", "/v1/projects", {"name": name}).status_code == 201
+        assert api("PUT", f"/v1/projects/{name}/draft", {"pins": [DRAFT_PIN]}).status_code == 200
+
+
+def offered_on_draft(api, keys, project):
+    """The tools a conversation on the project's draft offers the model."""
+    minted = api("POST", "/v1/session-tokens", {"subject": "alice"}, key=keys["backend"])
+    assert minted.status_code == 201, minted.json
+    opened = api("POST", "/v1/conversations", {"project": project, "version": "draft"}, key=minted.json["token"])
+    assert opened.status_code == 201, opened.json
+    return [tool["name"] for tool in opened.json["tools"]]
+
+
+def test_publishing_project_a_moves_project_b_to_the_version_its_pinned_draft_became(api, keys, signing):
+    projects_pinning_the_search_draft(api, "shop", "kiosk")
+    assert offered_on_draft(api, keys, "kiosk") == ["search_products"]
+    revision = api("GET", "/v1/projects/kiosk").json["draft"]["revision"]
+
+    published = api("POST", "/v1/projects/shop/publish")
+
+    assert published.status_code == 201
+    assert published.json == {"version": 1, "published": [{"tool": "search_products", "version": 1}],
+                              "repinned": [{"project": "kiosk", "tool": "search_products", "version": 1}]}
+    kiosk = api("GET", "/v1/projects/kiosk").json
+    assert kiosk["draft"]["pins"] == [{"tool": "search_products", "version": 1}]
+    assert kiosk["draft"]["revision"] == revision + 1
+    assert offered_on_draft(api, keys, "kiosk") == ["search_products"]  # the test conversation keeps the tool
+    assert api("POST", "/v1/projects/kiosk/publish").json == {"version": 1, "published": [], "repinned": []}
+    assert api("GET", "/v1/projects/kiosk").json["versions"][0]["pins"] == [{"tool": "search_products",
+                                                                            "version": 1}]
+
+
+def test_publishing_a_tool_on_its_own_moves_every_draft_that_pinned_it_and_nothing_else(api):
+    projects_pinning_the_search_draft(api, "shop", "kiosk")
+    assert api("POST", "/v1/tools", ORDERS).status_code == 201
+    both = [{"tool": "get_orders", "version": "draft"}, DRAFT_PIN]
+    assert api("PUT", "/v1/projects/kiosk/draft", {"pins": both}).status_code == 200
+    assert api("POST", "/v1/projects", {"name": "frozen"}).status_code == 201
+
+    published = api("POST", "/v1/tools/search_products/publish")
+
+    assert published.status_code == 201
+    assert published.json == {"version": 1, "repinned": [
+        {"project": "kiosk", "tool": "search_products", "version": 1},
+        {"project": "shop", "tool": "search_products", "version": 1}]}
+    # Only the published tool's pin moves; the other pin and its place stay as they were.
+    assert api("GET", "/v1/projects/kiosk").json["draft"]["pins"] == [{"tool": "get_orders", "version": "draft"},
+                                                                     {"tool": "search_products", "version": 1}]
+    assert api("GET", "/v1/projects/shop").json["draft"]["pins"] == [{"tool": "search_products", "version": 1}]
+    assert api("GET", "/v1/projects/frozen").json["draft"]["pins"] == []
+    # A pin by number is never moved, even by the next publish.
+    assert api("POST", "/v1/tools/search_products/draft").status_code == 201
+    assert api("POST", "/v1/tools/search_products/publish").json == {"version": 2, "repinned": []}
+    assert api("GET", "/v1/projects/shop").json["draft"]["pins"] == [{"tool": "search_products", "version": 1}]
+
+
+def test_each_moved_draft_is_in_the_audit_trail_as_the_publishers_change(api, app, keys):
+    projects_pinning_the_search_draft(api, "shop", "kiosk")
+    assert api("POST", "/v1/projects/shop/publish").status_code == 201
+
+    records = api("GET", "/v1/audit").json["records"]
+    actions = [(r["action"], r["object"]["name"]) for r in reversed(records)][-3:]
+    assert actions == [("publish", "search_products"), ("project-repin", "kiosk"), ("project-publish", "shop")]
+    repin = next(r for r in records if r["action"] == "project-repin")
+    assert repin["actor"]["role"] == "admin"
+    assert repin["object"] == {"type": "project", "name": "kiosk", "version": None}
+    assert (repin["before_hash"], repin["after_hash"]) == (
+        audit.state_hash([DRAFT_PIN]), audit.state_hash([{"tool": "search_products", "version": 1}]))
+    with app.app_context(), db.connection_context():
+        assert audit.verify().ok
+
+
+def test_a_pin_saved_while_its_draft_is_published_is_moved_or_refused_never_left_dangling(api, app):
+    """A save of pins racing a publish of the pinned draft: on PostgreSQL the save holds the draft it pins, so the
+    publish either moves the saved pin or the save finds the draft gone. Never a pin to a draft that is no more."""
+    with app.app_context(), db.connection_context():
+        acme = registry.get_organization("acme")
+        registry.create_project(acme, "shop", "test")
+    outcomes = []
+    for round_ in range(6):
+        name = f"racer_{round_}"
+        with db.connection_context():
+            registry.register_tool(acme, {**SEARCH, "name": name}, "test")
+
+        def save():
+            with db.connection_context():
+                try:
+                    registry.save_project_draft(acme, "shop", [{"tool": name, "version": "draft"}], "test")
+                    return "saved"
+                except ServiceError as error:
+                    return error.violations[0].rule
+
+        def publish():
+            with db.connection_context():
+                return registry.publish_tool(acme, name, "test").number
+
+        racers = [gevent.spawn(save), gevent.spawn(publish)] if round_ % 2 else [gevent.spawn(publish),
+                                                                                 gevent.spawn(save)]
+        gevent.joinall(racers, raise_error=True)
+        outcomes.append(racers[0].value if round_ % 2 else racers[1].value)
+        pins = api("GET", "/v1/projects/shop").json["draft"]["pins"]
+        assert api("GET", f"/v1/tools/{name}").json["draft"] is None
+        assert pins in ([{"tool": name, "version": 1}], [{"tool": f"racer_{round_ - 1}", "version": 1}], []), pins
+    assert set(outcomes) <= {"saved", "pin-no-draft"}

@@ -1,0 +1,78 @@
+"""One rule table: every violation the service builds takes its sentence from `service.registry.rules.RULES`.
+
+Structural, over the source: a `Violation(...)` spelled out with its own sentence, or a `ServiceError` whose code is
+a rule id but whose message is another sentence, would give one rule two sentences (as `project-no-draft` had).
+"""
+import ast
+import functools
+from pathlib import Path
+
+import pytest
+
+import service
+from service.registry import RULES
+
+SERVICE = Path(service.__file__).parent
+
+#: Files whose inline violations belong to another part of issue 14 (the session subject at mint, sign-in), left
+#: as they are here so the branches merge cleanly; each is to come from the table too.
+ELSEWHERE = {"api/keys/routes.py", "dashboard/account.py", "dashboard/playground.py"}
+
+
+@functools.lru_cache(maxsize=None)
+def parsed() -> tuple[tuple[str, ast.AST], ...]:
+    return tuple((str(path.relative_to(SERVICE)), ast.parse(path.read_text(encoding="utf-8")))
+                 for path in sorted(SERVICE.rglob("*.py")))
+
+
+def calls(name):
+    """(file, call) for every call of `name` (a function or a method) in the service's source."""
+    for where, tree in parsed():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+                if called == name:
+                    yield where, node
+
+
+def literal(node):
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def argument(call, position, keyword):
+    if len(call.args) > position:
+        return call.args[position]
+    return next((k.value for k in call.keywords if k.arg == keyword), None)
+
+
+def test_the_scan_sees_the_calls_it_checks():
+    assert len(list(calls("violation"))) > 50 and list(calls("Violation")) and list(calls("ServiceError"))
+
+
+def test_no_violation_is_worded_outside_the_rule_table():
+    worded = [(where, ast.unparse(call)) for where, call in calls("Violation")
+              if isinstance(argument(call, 2, "message"), (ast.Constant, ast.JoinedStr)) and where not in ELSEWHERE]
+    assert worded == []
+
+
+@pytest.mark.parametrize("function, position", [("violation", 1), ("refusal", 0)])
+def test_every_rule_named_in_the_source_is_in_the_table(function, position):
+    named = {(where, literal(argument(call, position, "rule"))) for where, call in calls(function)}
+    assert {(where, rule) for where, rule in named if rule is not None and rule not in RULES} == set()
+
+
+def test_no_error_code_that_is_a_rule_carries_another_sentence():
+    """A refusal without violations lists its code as the rule, so its message must be that rule's sentence."""
+    clashes = []
+    for where, call in calls("ServiceError"):
+        code, message = literal(argument(call, 1, "code")), argument(call, 2, "message")
+        if code in RULES and not (isinstance(message, ast.Attribute) and message.attr == "message"):
+            clashes.append((where, code, ast.unparse(message)))
+    assert clashes == []
+
+
+def test_each_sentence_names_one_rule():
+    by_sentence = {}
+    for rule_id, sentence in RULES.items():
+        by_sentence.setdefault(sentence, []).append(rule_id)
+    assert {s: ids for s, ids in by_sentence.items() if len(ids) > 1} == {}
