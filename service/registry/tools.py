@@ -82,15 +82,16 @@ def etag(draft: ToolDraft) -> str:
 
 def _display_name(value: Any, default: str, found: list[Violation]) -> str:
     """The label to store: `default` for a blank one (missing, empty or only whitespace), else the label as given."""
-    if value is None or (isinstance(value, str) and not value.strip()):
+    if value is None:
         return default
     if not isinstance(value, str) or len(value) > limits.MAX_DISPLAY_NAME_CHARS:
         found.append(violation("display_name", "display-name-format"))
         return default
+    # Before the blank test: str.strip() takes control characters such as NEL (U+0085) for whitespace.
     if (problem := text_problem(value)) is not None:
         found.append(violation("display_name", problem))
         return default
-    return value
+    return value if value.strip() else default
 
 
 def _project(organization: Organization, name: Any, found: list[Violation]) -> Project | None:
