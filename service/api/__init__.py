@@ -7,7 +7,8 @@ from peewee import IntegrityError
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from ..database import UNAVAILABLE, unavailable_error
-from ..errors import ServiceError, concurrent_change, request_too_large
+from ..errors import ServiceError, Violation, concurrent_change, request_too_large
+from ..registry.rules import violation
 
 API_SETTINGS = {
     "API_TITLE": "Toolgate",
@@ -31,9 +32,11 @@ def register_api(app: Flask) -> Api:
     from .projects.routes import blp as projects
     from .tools.routes import blp as tools
 
+    from .. import WITHOUT_DATABASE
+    from .document import make_api
+
     app.config.update({k: v for k, v in API_SETTINGS.items() if k not in app.config})
-    api = Api(app, spec_kwargs={"components": {"securitySchemes": {
-        "bearer": {"type": "http", "scheme": "bearer"}}}})
+    api = make_api(app, WITHOUT_DATABASE)
     for blueprint in (tools, projects, keys, conversations, ops):
         api.register_blueprint(blueprint)
 
@@ -76,6 +79,9 @@ def register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException):
+        messages = (getattr(error, "data", None) or {}).get("messages")
+        if error.code == 422 and isinstance(messages, dict):
+            return error_response(query_refusal(messages))
         code = (error.name or "error").lower().replace(" ", "-")
         response = error_response(ServiceError(error.code or 500, code, error.description or error.name))
         if error.code == 405 and error.valid_methods:
@@ -86,3 +92,22 @@ def register_error_handlers(app: Flask) -> None:
 def _database_unavailable(app: Flask, error: Exception):
     app.logger.warning("the database could not serve a request: %s: %s", type(error).__name__, error)
     return error_response(unavailable_error())
+
+
+def query_refusal(messages: dict) -> ServiceError:
+    """422 for a query string the route's schema refused (flask-smorest parses it): each parameter at fault."""
+    found = []
+    for parameters in messages.values():
+        for name, problems in (parameters.items() if isinstance(parameters, dict) else []):
+            for problem in (problems if isinstance(problems, list) else [str(problems)]):
+                found.append(_query_violation(str(name), str(problem)))
+    return ServiceError(422, "invalid", "The query string breaks one or more rules.", found)
+
+
+def _query_violation(name: str, problem: str) -> Violation:
+    if problem.startswith("Not a valid"):
+        return violation(name, "field-type")
+    if problem == "Missing data for required field.":
+        return violation(name, "field-required")
+    # A range or a choice: marshmallow's sentence names the values the parameter takes.
+    return Violation(name, "query-value", problem)

@@ -6,15 +6,15 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from ... import registry
+from ...errors import invalid
+from ...registry.rules import violation
 from ..auth import PUBLISH, READ, WRITE_DRAFTS, current_principal, requires
 from ..body import json_body
-from ..schemas import ProblemSchema, VersionNumberSchema
+from ..document import refusal
+from ..schemas import VersionNumberSchema
 from .schemas import RegistrationSchema, RelabelSchema, ToolListSchema, ToolQuerySchema, ToolSchema, VersionSchema
 
 blp = Blueprint("tools", __name__, url_prefix="/v1/tools", description="Tool definitions, drafts and versions.")
-
-ERRORS = {"description": "Every violated rule, with its field and the spec's sentence.", "schema": ProblemSchema}
-
 
 def _with_etag(view: dict, status: int = 200):
     headers = {"ETag": view["draft"]["etag"]} if view["draft"] else {}
@@ -33,8 +33,7 @@ class ToolViews(MethodView):
 
     @blp.doc(requestBody={"content": {"application/json": {"schema": RegistrationSchema}}})
     @blp.response(201, ToolSchema)
-    @blp.alt_response(422, **ERRORS)
-    @blp.alt_response(409, **ERRORS)
+    @blp.alt_response(409, **refusal("`name-taken`: a tool with this name already exists."))
     @requires(WRITE_DRAFTS)
     def post(self):
         """Register a tool: creates the tool and its draft"""
@@ -57,6 +56,8 @@ class ToolByNameViews(MethodView):
     def patch(self, name):
         """Relabel a tool (display name only; any time, published or not)"""
         body = json_body()
+        if not isinstance(body, dict):  # `[null, null]` was a 500
+            raise invalid([violation("", "field-type")])
         principal = current_principal()
         tool = registry.relabel(principal.organization, name, body.get("display_name"), principal.actor)
         return registry.tool_view(tool)
@@ -67,8 +68,8 @@ class ToolDraftViews(MethodView):
     @blp.doc(requestBody={"content": {"application/json": {"schema": RegistrationSchema}}},
              parameters=[{"in": "header", "name": "If-Match", "schema": {"type": "string"}, "required": False}])
     @blp.response(200, ToolSchema)
-    @blp.alt_response(422, **ERRORS)
-    @blp.alt_response(412, **ERRORS)
+    @blp.alt_response(412, **refusal("`stale-draft`: `If-Match` names an older draft; reload it and save again."))
+    @blp.alt_response(409, **refusal("`no-draft`: the tool has no draft to save."))
     @requires(WRITE_DRAFTS)
     def put(self, name):
         """Save the draft in place, validating everything together"""
@@ -78,7 +79,7 @@ class ToolDraftViews(MethodView):
         return _with_etag(registry.tool_view(registry.get_tool(principal.organization, name)))
 
     @blp.response(201, ToolSchema)
-    @blp.alt_response(409, **ERRORS)
+    @blp.alt_response(409, **refusal("`draft-exists`, or `no-published-version` to start from."))
     @requires(WRITE_DRAFTS)
     def post(self, name):
         """Start a new draft as a copy of the latest published version"""
@@ -90,7 +91,8 @@ class ToolDraftViews(MethodView):
 @blp.route("/<name>/publish")
 class ToolPublishViews(MethodView):
     @blp.response(201, VersionNumberSchema)
-    @blp.alt_response(409, **ERRORS)
+    @blp.alt_response(409, **refusal("`no-draft`: nothing to publish."))
+    @blp.alt_response(422, **refusal("`invalid`: the draft breaks one or more rules."))
     @requires(PUBLISH)
     def post(self, name):
         """Publish the draft as the next immutable version (people only)"""
@@ -106,7 +108,7 @@ class ToolVersionViews(MethodView):
         """Read a published version (read-only)"""
         return registry.version_view(registry.get_version(current_principal().organization, name, number))
 
-    @blp.alt_response(409, **ERRORS)
+    @blp.alt_response(409, **refusal("`published-read-only`: a published version never changes."))
     @requires(READ)
     def put(self, name, number):
         """Refused: a published version never changes"""
