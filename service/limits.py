@@ -64,3 +64,11 @@ MAX_DESCRIPTION_CHARS = 4_096
 MAX_DISPLAY_NAME_CHARS = 200
 MAX_PARAMETERS = 64
 MAX_REQUEST_BYTES = 1_048_576
+
+#: Pins one project version holds at most. Saving and publishing look up every pin, so the count bounds that work
+#: (a draft of 10,000 pins held a worker for 7 s); far more tools than a model is offered at once.
+MAX_PINS = 500
+
+#: Problems one refusal lists at most: the last of them then says the list was cut, so an answer stays small however
+#: broken the input (a 1 MiB body of unknown fields is tens of thousands of them).
+MAX_VIOLATIONS = 100

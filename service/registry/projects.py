@@ -10,6 +10,7 @@ from typing import Any
 
 from peewee import fn
 
+from .. import limits
 from ..database import retry_transient, write_transaction
 from ..errors import ServiceError, Violation, concurrent_change, invalid, not_found
 from ..models import Organization, Pin, Project, ProjectDraft, ProjectVersion, Tool, ToolVersion, now
@@ -71,6 +72,8 @@ def check_pins(project: Project, pins: Any, *, publishing: bool = False) -> list
     """Every problem with a list of pins: unknown tools or versions, another project's tool, duplicates."""
     if not isinstance(pins, list):
         return [violation("pins", "field-type")]
+    if len(pins) > limits.MAX_PINS:  # refused before any pin is looked up
+        return [violation("pins", "too-many-pins")]
     found: list[Violation] = []
     seen: set[str] = set()
     for i, pin in enumerate(pins):
