@@ -100,7 +100,7 @@ LINKS: dict[tuple[str, str, str], dict[str, dict[str, Any]]] = {
 }
 
 
-def refusal(description: str) -> dict[str, Any]:
+def route_refusal(description: str) -> dict[str, Any]:
     """`blp.alt_response` arguments for a refusal particular to one route, in the one error shape."""
     return {"description": description, "schema": ProblemSchema}
 

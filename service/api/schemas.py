@@ -3,8 +3,8 @@ from marshmallow import EXCLUDE, Schema, fields
 
 
 class ViolationSchema(Schema):
-    field = fields.String(required=True, metadata={"description": 'The field at fault, such as "parameters[1].location"; '
-                                                                  '"" for the request as a whole.'})
+    field = fields.String(required=True, metadata={
+        "description": 'The field at fault, such as "parameters[1].location"; "" for the request as a whole.'})
     rule = fields.String(required=True, metadata={"description": "A stable rule id, such as type-location-mismatch."})
     message = fields.String(required=True, metadata={"description": "The rule's one sentence."})
 

@@ -44,8 +44,8 @@ def known_elsewhere(case) -> str | None:
         return '"project" that is not a string on POST /v1/tools, e.g. [null, null] (h2 refusal, h3 500)'
     if label == "PATCH /v1/tools/{name}" and isinstance(case.body, dict) and set(body) != {"display_name"}:
         return "PATCH /v1/tools/{name} accepting name and unknown fields, or none: `{}` resets the label (h2)"
-    if os.environ.get("TOOLGATE_FUZZ_ENGINE") == "postgres" and any(
-            "\x00" in s for part in (case.path_parameters, case.query, case.headers, case.body) for s in _strings(part)):
+    parts = (case.path_parameters, case.query, case.headers, case.body)
+    if os.environ.get("TOOLGATE_FUZZ_ENGINE") == "postgres" and any("\x00" in s for p in parts for s in _strings(p)):
         return "NUL character in an identifier on PostgreSQL (h3)"
     return None
 

@@ -31,7 +31,7 @@ def test_a_project_draft_at_the_pin_cap_is_saved(api, monkeypatch):
 
 
 def test_an_error_list_is_cut_at_the_cap_and_says_so(api):
-    # A definition with 5,000 unknown fields breaks 5,000 rules; the answer lists the first ones and says there are more.
+    # A definition with 5,000 unknown fields breaks 5,000 rules; the answer lists the first and says there are more.
     body = {**ORDERS, **{f"extra_{i:04}": i for i in range(5_000)}}
     response = api("POST", "/v1/tools", body)
     assert response.status_code == 422

@@ -36,7 +36,7 @@ from ...registry.rules import violation
 from ..auth import bearer_token
 from ..body import json_body
 from ..schemas import IgnoresUnknownSchema
-from ..document import SESSION_TOKEN, authenticated_by, refusal
+from ..document import SESSION_TOKEN, authenticated_by, route_refusal
 
 blp = Blueprint("conversations", __name__, url_prefix="/v1/conversations",
                 description="Conversations opened with a session token.")
@@ -109,8 +109,8 @@ def dispatcher():
 class ConversationViews(MethodView):
     @blp.doc(requestBody={"content": {"application/json": {"schema": OpenSchema}}})
     @blp.response(201, ConversationSchema)
-    @blp.alt_response(404, **refusal("`not-found`: no such project, or no such version of it."))
-    @blp.alt_response(409, **refusal("`project-no-draft` or `project-unpublished`: no such version to open."))
+    @blp.alt_response(404, **route_refusal("`not-found`: no such project, or no such version of it."))
+    @blp.alt_response(409, **route_refusal("`project-no-draft` or `project-unpublished`: no such version to open."))
     @blp.alt_response(429, "TooManyCalls")
     @with_session
     def post(self):
@@ -229,8 +229,8 @@ class MessageViews(MethodView):
                                 "content": {"application/json": {"schema": TurnResultSchema},
                                             "text/event-stream": {"schema": TURN_EVENT}}}})
     @blp.response(200, TurnResultSchema)
-    @blp.alt_response(409, **refusal("`turn-in-progress`: the conversation is already running a turn."))
-    @blp.alt_response(503, **refusal("`model-not-configured`: no model is configured to run turns; or "
+    @blp.alt_response(409, **route_refusal("`turn-in-progress`: the conversation is already running a turn."))
+    @blp.alt_response(503, **route_refusal("`model-not-configured`: no model is configured to run turns; or "
                                      "`database-unavailable` (with `Retry-After`)."))
     @with_session
     def post(self, conversation_id):
@@ -241,7 +241,8 @@ class MessageViews(MethodView):
         text = parse_text(body)
         stream = body.get("stream", False)
         if not isinstance(stream, bool):
-            raise ServiceError(422, "invalid", "A message's `stream` is true or false.", [violation("stream", "field-type")])
+            raise ServiceError(422, "invalid", "A message's `stream` is true or false.",
+                               [violation("stream", "field-type")])
         events = turn_events(session, conversation, text, model_adapter(), dispatcher(),
                              TurnLimits.from_config(app_config(current_app)))
         first = next(events)  # takes the conversation's turn lock: a 409 comes before anything is streamed

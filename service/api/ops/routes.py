@@ -9,7 +9,7 @@ from ... import registry
 from ...errors import ServiceError, Violation
 from ...ops import audit, calls, health, impact, metrics, why
 from ..auth import READ, READ_CALLS, current_principal, requires
-from ..document import refusal
+from ..document import route_refusal
 from .schemas import (
     AuditPageSchema,
     AuditQuerySchema,
@@ -110,7 +110,7 @@ class VersionImpactViews(MethodView):
 @blp.route("/v1/tools/<name>/draft/impact")
 class DraftImpactViews(MethodView):
     @blp.response(200, DraftImpactSchema)
-    @blp.alt_response(409, **refusal("`no-draft`: the tool has no draft."))
+    @blp.alt_response(409, **route_refusal("`no-draft`: the tool has no draft."))
     @requires(READ)
     def get(self, name):
         """What publishing the draft would change against the latest version, breaking changes marked"""
@@ -121,7 +121,7 @@ class DraftImpactViews(MethodView):
 class WhyViews(MethodView):
     @blp.arguments(WhyQuerySchema, location="query")
     @blp.response(200, WhySchema)
-    @blp.alt_response(409, **refusal("`project-no-draft` or `project-unpublished`: no such version to explain."))
+    @blp.alt_response(409, **route_refusal("`project-no-draft` or `project-unpublished`: no such version to explain."))
     @requires(READ)
     def get(self, query, name):
         """For a project version and a session's claims: each tool, whether it is offered, and why not"""

@@ -7,7 +7,7 @@ from flask_smorest import Blueprint
 from ... import registry
 from ..auth import PUBLISH, READ, WRITE_DRAFTS, current_principal, requires
 from ..body import json_body
-from ..document import refusal
+from ..document import route_refusal
 from ..schemas import VersionNumberSchema
 from .schemas import NewProjectSchema, ProjectListSchema, ProjectSchema, SavePinsSchema
 
@@ -24,7 +24,7 @@ class ProjectViews(MethodView):
 
     @blp.doc(requestBody={"content": {"application/json": {"schema": NewProjectSchema}}})
     @blp.response(201, ProjectSchema)
-    @blp.alt_response(409, **refusal("`project-name-taken`: a project with this name already exists."))
+    @blp.alt_response(409, **route_refusal("`project-name-taken`: a project with this name already exists."))
     @requires(WRITE_DRAFTS)
     def post(self):
         """Create a project with an empty draft version"""
@@ -46,7 +46,7 @@ class ProjectByNameViews(MethodView):
 @blp.route("/<name>/draft")
 class ProjectDraftViews(MethodView):
     @blp.response(201, ProjectSchema)
-    @blp.alt_response(409, **refusal("`project-draft-exists`: the project already has a draft version."))
+    @blp.alt_response(409, **route_refusal("`project-draft-exists`: the project already has a draft version."))
     @requires(WRITE_DRAFTS)
     def post(self, name):
         """Start the project's draft version from its latest published pins"""
@@ -56,7 +56,7 @@ class ProjectDraftViews(MethodView):
 
     @blp.doc(requestBody={"content": {"application/json": {"schema": SavePinsSchema}}})
     @blp.response(200, ProjectSchema)
-    @blp.alt_response(409, **refusal("`project-no-draft`: the project has no draft version to save."))
+    @blp.alt_response(409, **route_refusal("`project-no-draft`: the project has no draft version to save."))
     @requires(WRITE_DRAFTS)
     def put(self, name):
         """Save the draft version's pins"""
@@ -70,8 +70,8 @@ class ProjectDraftViews(MethodView):
 @blp.route("/<name>/publish")
 class ProjectPublishViews(MethodView):
     @blp.response(201, VersionNumberSchema)
-    @blp.alt_response(422, **refusal("`invalid`: every bad pin and every rule a pinned draft breaks, at once."))
-    @blp.alt_response(409, **refusal("`project-no-draft`, or `conflict`: a concurrent publish won."))
+    @blp.alt_response(422, **route_refusal("`invalid`: every bad pin and every rule a pinned draft breaks, at once."))
+    @blp.alt_response(409, **route_refusal("`project-no-draft`, or `conflict`: a concurrent publish won."))
     @requires(PUBLISH)
     def post(self, name):
         """Publish every pinned tool draft, then freeze the project version, in one transaction"""

@@ -10,7 +10,7 @@ from ...errors import invalid
 from ...registry.rules import violation
 from ..auth import PUBLISH, READ, WRITE_DRAFTS, current_principal, requires
 from ..body import json_body
-from ..document import refusal
+from ..document import route_refusal
 from ..schemas import VersionNumberSchema
 from .schemas import RegistrationSchema, RelabelSchema, ToolListSchema, ToolQuerySchema, ToolSchema, VersionSchema
 
@@ -33,7 +33,7 @@ class ToolViews(MethodView):
 
     @blp.doc(requestBody={"content": {"application/json": {"schema": RegistrationSchema}}})
     @blp.response(201, ToolSchema)
-    @blp.alt_response(409, **refusal("`name-taken`: a tool with this name already exists."))
+    @blp.alt_response(409, **route_refusal("`name-taken`: a tool with this name already exists."))
     @requires(WRITE_DRAFTS)
     def post(self):
         """Register a tool: creates the tool and its draft"""
@@ -68,8 +68,8 @@ class ToolDraftViews(MethodView):
     @blp.doc(requestBody={"content": {"application/json": {"schema": RegistrationSchema}}},
              parameters=[{"in": "header", "name": "If-Match", "schema": {"type": "string"}, "required": False}])
     @blp.response(200, ToolSchema)
-    @blp.alt_response(412, **refusal("`stale-draft`: `If-Match` names an older draft; reload it and save again."))
-    @blp.alt_response(409, **refusal("`no-draft`: the tool has no draft to save."))
+    @blp.alt_response(412, **route_refusal("`stale-draft`: `If-Match` names an older draft; reload it and save again."))
+    @blp.alt_response(409, **route_refusal("`no-draft`: the tool has no draft to save."))
     @requires(WRITE_DRAFTS)
     def put(self, name):
         """Save the draft in place, validating everything together"""
@@ -79,7 +79,7 @@ class ToolDraftViews(MethodView):
         return _with_etag(registry.tool_view(registry.get_tool(principal.organization, name)))
 
     @blp.response(201, ToolSchema)
-    @blp.alt_response(409, **refusal("`draft-exists`, or `no-published-version` to start from."))
+    @blp.alt_response(409, **route_refusal("`draft-exists`, or `no-published-version` to start from."))
     @requires(WRITE_DRAFTS)
     def post(self, name):
         """Start a new draft as a copy of the latest published version"""
@@ -91,8 +91,8 @@ class ToolDraftViews(MethodView):
 @blp.route("/<name>/publish")
 class ToolPublishViews(MethodView):
     @blp.response(201, VersionNumberSchema)
-    @blp.alt_response(409, **refusal("`no-draft`: nothing to publish."))
-    @blp.alt_response(422, **refusal("`invalid`: the draft breaks one or more rules."))
+    @blp.alt_response(409, **route_refusal("`no-draft`: nothing to publish."))
+    @blp.alt_response(422, **route_refusal("`invalid`: the draft breaks one or more rules."))
     @requires(PUBLISH)
     def post(self, name):
         """Publish the draft as the next immutable version (people only)"""
@@ -108,7 +108,7 @@ class ToolVersionViews(MethodView):
         """Read a published version (read-only)"""
         return registry.version_view(registry.get_version(current_principal().organization, name, number))
 
-    @blp.alt_response(409, **refusal("`published-read-only`: a published version never changes."))
+    @blp.alt_response(409, **route_refusal("`published-read-only`: a published version never changes."))
     @requires(READ)
     def put(self, name, number):
         """Refused: a published version never changes"""
