@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .limits import MAX_VIOLATIONS
+
 
 @dataclass(frozen=True)
 class Violation:
@@ -20,6 +22,12 @@ class Violation:
 
     def to_dict(self) -> dict[str, str]:
         return {"field": self.field, "rule": self.rule, "message": self.message}
+
+
+#: The last of a list cut at MAX_VIOLATIONS, in place of the problems left out.
+MORE_VIOLATIONS = Violation("", "more-violations",
+                            f"More problems were found than one answer lists ({MAX_VIOLATIONS}); "
+                            "fix these and try again.")
 
 
 @dataclass
@@ -35,6 +43,8 @@ class ServiceError(Exception):
 
     def __post_init__(self) -> None:
         super().__init__(self.message)
+        if len(self.violations) > MAX_VIOLATIONS:
+            self.violations = [*self.violations[:MAX_VIOLATIONS - 1], MORE_VIOLATIONS]
 
     def to_dict(self) -> dict[str, Any]:
         """The one JSON error shape: every violation listed, or a single error naming the code."""

@@ -97,3 +97,11 @@ MAX_ROW_ID = 9_223_372_036_854_775_807
 #: A session token's subject, at most this many characters: it is filled into a path segment, a query value or a
 #: body, and names whose conversations are whose.
 MAX_SUBJECT_CHARS = 256
+
+#: Pins one project version holds at most. Saving and publishing look up every pin, so the count bounds that work
+#: (a draft of 10,000 pins held a worker for 7 s); far more tools than a model is offered at once.
+MAX_PINS = 500
+
+#: Problems one refusal lists at most: the last of them then says the list was cut, so an answer stays small however
+#: broken the input (a 1 MiB body of unknown fields is tens of thousands of them).
+MAX_VIOLATIONS = 100

@@ -33,9 +33,11 @@ def register_api(app: Flask) -> Api:
     from .projects.routes import blp as projects
     from .tools.routes import blp as tools
 
+    from .. import WITHOUT_DATABASE
+    from .document import make_api
+
     app.config.update({k: v for k, v in API_SETTINGS.items() if k not in app.config})
-    api = Api(app, spec_kwargs={"components": {"securitySchemes": {
-        "bearer": {"type": "http", "scheme": "bearer"}}}})
+    api = make_api(app, WITHOUT_DATABASE)
     document_converters(api)
     for blueprint in (tools, projects, keys, conversations, ops):
         api.register_blueprint(blueprint)

@@ -7,6 +7,7 @@ from flask import g, request
 
 from ..errors import forbidden, unauthorized
 from ..registry import Principal, authenticate_api_key, looks_like_api_key
+from .document import API_KEY, authenticated_by
 
 #: What each role may do (CONTRACT "Credentials").
 READ, WRITE_DRAFTS, PUBLISH, MANAGE_KEYS, MINT_SESSIONS = "read", "write-drafts", "publish", "manage-keys", "mint"
@@ -39,7 +40,8 @@ def current_principal() -> Principal:
 
 
 def requires(power: str):
-    """Refuse with 401/403 unless an API key whose role has `power` is presented."""
+    """Refuse with 401/403 unless an API key whose role has `power` is presented (and say so in the OpenAPI
+    document)."""
 
     def decorate(view):
         @wraps(view)
@@ -49,6 +51,6 @@ def requires(power: str):
                 raise forbidden(principal.role)
             return view(*args, **kwargs)
 
-        return guarded
+        return authenticated_by(API_KEY)(guarded)
 
     return decorate

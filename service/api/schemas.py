@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from marshmallow import Schema, ValidationError, fields
+from marshmallow import EXCLUDE, Schema, ValidationError, fields
 
 from ..errors import ServiceError, Violation
 from ..limits import MAX_STORED_INTEGER
@@ -14,20 +14,31 @@ from ..text import CONTROL_CHARACTERS_ECMA, text_problem
 #: The rule of an argument marshmallow itself refused: missing, or any other (not a number, not one of those listed).
 _MARSHMALLOW_RULES = {fields.Field.default_error_messages["required"]: "field-required"}
 FIELD_INVALID = "field-invalid"
+#: marshmallow's type refusals all read "Not a valid integer." / "Not a valid boolean." and so on.
+FIELD_TYPE = "field-type"
 
 
 class ViolationSchema(Schema):
-    field = fields.String()
-    rule = fields.String()
-    message = fields.String()
+    field = fields.String(required=True, metadata={
+        "description": 'The field at fault, such as "parameters[1].location"; "" for the request as a whole.'})
+    rule = fields.String(required=True, metadata={"description": "A stable rule id, such as type-location-mismatch."})
+    message = fields.String(required=True, metadata={"description": "The rule's one sentence."})
 
 
 class ProblemSchema(Schema):
     """The one JSON error shape: every violated rule at once."""
 
-    code = fields.String()
-    message = fields.String()
-    errors = fields.List(fields.Nested(ViolationSchema))
+    code = fields.String(required=True, metadata={"description": "A stable code, such as invalid or not-found."})
+    message = fields.String(required=True)
+    errors = fields.List(fields.Nested(ViolationSchema), required=True)
+
+
+class IgnoresUnknownSchema(Schema):
+    """A request body whose fields not listed are ignored (the document then allows them), unlike a definition's,
+    where an unknown field is refused (`field-unknown`)."""
+
+    class Meta:
+        unknown = EXCLUDE
 
 
 class VersionNumberSchema(Schema):
@@ -90,7 +101,8 @@ def _flatten(field: str, messages: Any, found: list[Violation]) -> None:
             _flatten(f"{field}[{key}]" if isinstance(key, int) else f"{field}.{key}" if field else str(key), inner,
                      found)
     else:
-        rule = _MARSHMALLOW_RULES.get(messages, FIELD_INVALID)
+        rule = _MARSHMALLOW_RULES.get(messages) or (
+            FIELD_TYPE if str(messages).startswith("Not a valid") else FIELD_INVALID)
         found.append(Violation(field, rule, RULES[rule]))
 
 

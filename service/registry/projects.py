@@ -10,12 +10,12 @@ from typing import Any
 
 from peewee import fn
 
+from .. import limits
 from ..database import retry_transient, write_transaction
 from ..errors import PINS, REQUEST, Violation, concurrent_change, conflict, invalid, not_found
 from ..models import Organization, Pin, Project, ProjectDraft, ProjectVersion, Tool, ToolVersion, now
 from ..ops import audit
 from ..text import is_text, text_problem
-from .. import limits
 from .freezing import DRAFT, Publication, audit_moves, lock_pinned_drafts, move_pins
 from .rules import check_definition, violation
 from .tools import audit_publish, draft_of, publish_draft_in_transaction, refusal, unique_or
@@ -74,6 +74,8 @@ def check_pins(project: Project, pins: Any, *, publishing: bool = False) -> list
     """Every problem with a list of pins: unknown tools or versions, another project's tool, duplicates."""
     if not isinstance(pins, list):
         return [violation("pins", "field-type")]
+    if len(pins) > limits.MAX_PINS:  # refused before any pin is looked up
+        return [violation("pins", "too-many-pins")]
     found: list[Violation] = []
     seen: set[str] = set()
     for i, pin in enumerate(pins):

@@ -86,6 +86,7 @@ RULES: dict[str, str] = {
     "pin-other-project": "A project-specific tool can be pinned only by its own project.",
     "pin-duplicate": "A project version pins each tool once.",
     "pin-version-format": "A pin's version is a published version number or \"draft\".",
+    "too-many-pins": f"A project version pins at most {limits.MAX_PINS} tools.",
     "url-path-format": "The URL's path cannot hold a . or .. segment or an unmatched brace.",
     "query-key-in-url": "A query parameter cannot repeat a key the URL already fixes.",
     "unbuildable": "The platform cannot build a safe request from this definition.",

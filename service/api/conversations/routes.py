@@ -3,12 +3,13 @@ messages for the platform to run whole turns with the configured model."""
 from __future__ import annotations
 
 import json
+from functools import wraps
 from itertools import chain
 
 from flask import Response, current_app, g, jsonify, stream_with_context
 from flask.views import MethodView
 from flask_smorest import Blueprint
-from marshmallow import Schema, fields
+from marshmallow import Schema, fields, validate
 
 from ... import app_config
 from ...conversations import (
@@ -26,19 +27,25 @@ from ...conversations import (
     start_turn,
     turn_events,
 )
+from ...conversations.turns import MAX_MESSAGE_CHARS
 from ...database import UNAVAILABLE, unavailable_error
 from ...errors import ServiceError
+from ...limits import MAX_CALLS_PER_STEP
 from ...llm import adapter_for
+from ...registry.rules import violation
 from ..auth import bearer_token
 from ..body import json_body
+from ..schemas import IgnoresUnknownSchema
+from ..document import SESSION_TOKEN, authenticated_by, route_refusal
 
 blp = Blueprint("conversations", __name__, url_prefix="/v1/conversations",
                 description="Conversations opened with a session token.")
 
 
-class OpenSchema(Schema):
-    project = fields.String(required=True)
-    version = fields.Raw(metadata={"description": 'A published version number, or "draft"; default the latest.'})
+class OpenSchema(IgnoresUnknownSchema):
+    project = fields.String(required=True, metadata={"example": "shop"})
+    version = fields.Raw(metadata={"description": 'A published version number, or "draft"; default the latest.',
+                                   "example": 1})
 
 
 class OfferedToolSchema(Schema):
@@ -61,14 +68,14 @@ class TurnSchema(Schema):
     turn = fields.String()
 
 
-class CallSchema(Schema):
-    id = fields.String(required=True)
-    name = fields.String(required=True)
-    arguments = fields.Raw()
+class CallSchema(IgnoresUnknownSchema):
+    id = fields.String(required=True, metadata={"example": "call_1"})
+    name = fields.String(required=True, metadata={"example": "get_orders"})
+    arguments = fields.Raw(metadata={"example": {"status": "open"}})
 
 
-class StepSchema(Schema):
-    calls = fields.List(fields.Nested(CallSchema), required=True)
+class StepSchema(IgnoresUnknownSchema):
+    calls = fields.List(fields.Nested(CallSchema), required=True, validate=validate.Length(1, MAX_CALLS_PER_STEP))
 
 
 class ResultsSchema(Schema):
@@ -82,6 +89,18 @@ def current_session() -> Session:
     return g.session
 
 
+def with_session(view):
+    """Refuse with 401 unless a valid session token is presented, before anything else is read (and say so in the
+    OpenAPI document)."""
+
+    @wraps(view)
+    def guarded(*args, **kwargs):
+        current_session()
+        return view(*args, **kwargs)
+
+    return authenticated_by(SESSION_TOKEN)(guarded)
+
+
 def dispatcher():
     return current_app.extensions["toolgate_dispatcher"]
 
@@ -90,6 +109,10 @@ def dispatcher():
 class ConversationViews(MethodView):
     @blp.doc(requestBody={"content": {"application/json": {"schema": OpenSchema}}})
     @blp.response(201, ConversationSchema)
+    @blp.alt_response(404, **route_refusal("`not-found`: no such project, or no such version of it."))
+    @blp.alt_response(409, **route_refusal("`project-no-draft` or `project-unpublished`: no such version to open."))
+    @blp.alt_response(429, "TooManyCalls")
+    @with_session
     def post(self):
         """Open a conversation: runs the session-start tools the token is entitled to, in parallel"""
         session = current_session()
@@ -103,6 +126,7 @@ class ConversationViews(MethodView):
 @blp.route("/<conversation_id>")
 class ConversationByIdViews(MethodView):
     @blp.response(200, ConversationSchema)
+    @with_session
     def get(self, conversation_id):
         """Read a conversation: its stored session-start context and the tools offered now"""
         session = current_session()
@@ -114,6 +138,7 @@ class ConversationByIdViews(MethodView):
 @blp.route("/<conversation_id>/tools")
 class ConversationToolViews(MethodView):
     @blp.response(200, ToolsSchema)
+    @with_session
     def get(self, conversation_id):
         """The tools offered to the model, filtered by this token's entitlements, without the subject"""
         session = current_session()
@@ -124,6 +149,7 @@ class ConversationToolViews(MethodView):
 @blp.route("/<conversation_id>/turns")
 class TurnViews(MethodView):
     @blp.response(201, TurnSchema)
+    @with_session
     def post(self, conversation_id):
         """Start a turn (its id is random, not a counter)"""
         return {"turn": start_turn(get_conversation(current_session(), conversation_id)).id}
@@ -133,6 +159,8 @@ class TurnViews(MethodView):
 class StepViews(MethodView):
     @blp.doc(requestBody={"content": {"application/json": {"schema": StepSchema}}})
     @blp.response(200, ResultsSchema)
+    @blp.alt_response(429, "TooManyCalls")
+    @with_session
     def post(self, conversation_id, turn_id):
         """Run one model step: every call in parallel, results in the calls' order"""
         session = current_session()
@@ -141,8 +169,9 @@ class StepViews(MethodView):
         return jsonify({"results": run_model_step(session, conversation, turn, calls, dispatcher())})
 
 
-class MessageSchema(Schema):
-    text = fields.String(required=True)
+class MessageSchema(IgnoresUnknownSchema):
+    text = fields.String(required=True, validate=validate.Length(1, MAX_MESSAGE_CHARS),
+                         metadata={"example": "Where is my order?"})
     stream = fields.Boolean(metadata={"description": "Answer with server-sent events as the turn runs: "
                                                      "`turn`, `step`, `call`, and last `reply` (the same "
                                                      "object as the plain answer)."})
@@ -155,6 +184,14 @@ class TurnResultSchema(Schema):
                                                                 '"elapsed_ms"}]'})
     stopped = fields.Dict(allow_none=True, metadata={"description": 'null, or {"reason", "message"} when the '
                                                                     'platform stopped the turn.'})
+
+
+#: One server-sent event of a streamed turn (what `event_stream` writes).
+TURN_EVENT = {"type": "object", "required": ["event", "data"], "properties": {
+    "event": {"type": "string", "enum": ["turn", "step", "call", "reply", "error"]},
+    "data": {"type": "string", "description": "JSON: `turn` {turn}; `step` {step, calls}; `call` {step, and the "
+                                              "call's result}; `reply` the whole turn, as without streaming; "
+                                              "`error` the one error shape."}}}
 
 
 class HistorySchema(Schema):
@@ -182,22 +219,34 @@ def event_stream(events):
 @blp.route("/<conversation_id>/messages")
 class MessageViews(MethodView):
     @blp.response(200, HistorySchema)
+    @with_session
     def get(self, conversation_id):
         """The conversation's history: the person's messages, the model's, tool results and stopped turns"""
         return {"messages": history(get_conversation(current_session(), conversation_id))}
 
-    @blp.doc(requestBody={"content": {"application/json": {"schema": MessageSchema}}})
+    @blp.doc(requestBody={"content": {"application/json": {"schema": MessageSchema}}},
+             responses={"200": {"description": "The turn; with `stream: true`, its events as they happen.",
+                                "content": {"application/json": {"schema": TurnResultSchema},
+                                            "text/event-stream": {"schema": TURN_EVENT}}}})
     @blp.response(200, TurnResultSchema)
+    @blp.alt_response(409, **route_refusal("`turn-in-progress`: the conversation is already running a turn."))
+    @blp.alt_response(503, **route_refusal("`model-not-configured`: no model is configured to run turns; or "
+                                     "`database-unavailable` (with `Retry-After`)."))
+    @with_session
     def post(self, conversation_id):
         """Send the person's message: the platform runs one whole turn with the configured model"""
         session = current_session()
         conversation = get_conversation(session, conversation_id)
         body = json_body()
         text = parse_text(body)
+        stream = body.get("stream", False)
+        if not isinstance(stream, bool):
+            raise ServiceError(422, "invalid", "A message's `stream` is true or false.",
+                               [violation("stream", "field-type")])
         events = turn_events(session, conversation, text, model_adapter(), dispatcher(),
                              TurnLimits.from_config(app_config(current_app)))
         first = next(events)  # takes the conversation's turn lock: a 409 comes before anything is streamed
-        if body.get("stream") is True:
+        if stream:
             return Response(stream_with_context(event_stream(chain([first], events))),
                             mimetype="text/event-stream", headers={"Cache-Control": "no-cache"})
         result = first[1]

@@ -18,6 +18,7 @@ from ...registry.rules import violation
 from ...text import is_text
 from ..auth import MANAGE_KEYS, MINT_SESSIONS, current_principal, requires
 from ..body import json_body
+from ..schemas import IgnoresUnknownSchema
 
 blp = Blueprint("keys", __name__, description="Signing keys, the JWKS and session tokens.")
 
@@ -25,11 +26,11 @@ JWKS_MAX_AGE = 300
 MAX_ENTITLEMENTS = 100
 
 
-class SessionRequestSchema(Schema):
-    subject = fields.String(required=True)
+class SessionRequestSchema(IgnoresUnknownSchema):
+    subject = fields.String(required=True, metadata={"example": "alice"})
     anonymous = fields.Boolean(load_default=False)
-    entitlements = fields.List(fields.String(), load_default=list)
-    ttl_seconds = fields.Integer(load_default=SESSION_TOKEN_MAX_SECONDS)
+    entitlements = fields.List(fields.String(), load_default=list, metadata={"example": ["orders:read"]})
+    ttl_seconds = fields.Integer(load_default=SESSION_TOKEN_MAX_SECONDS, metadata={"example": 600})
 
 
 class SessionTokenSchema(Schema):

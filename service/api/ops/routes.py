@@ -12,7 +12,7 @@ from ...ops import audit, calls, health, impact, metrics, why
 from ...registry.rules import RULES, violation
 from ...text import whole_number
 from ..auth import READ, READ_CALLS, current_principal, requires
-from ..schemas import ProblemSchema
+from ..document import route_refusal
 from .schemas import (
     AuditPageSchema,
     AuditQuerySchema,
@@ -31,7 +31,6 @@ from .schemas import (
 
 blp = Blueprint("ops", __name__, description="Operations: call log, audit trail, impact, why not offered, health.")
 
-ERRORS = {"description": "What was wrong with the request.", "schema": ProblemSchema}
 
 VERSION_FORMAT = registry.RULES["version-format"]
 
@@ -95,7 +94,6 @@ class ToolHistoryViews(MethodView):
 class ToolDiffViews(MethodView):
     @blp.arguments(DiffQuerySchema, location="query")
     @blp.response(200, DiffSchema)
-    @blp.alt_response(422, **ERRORS)
     @requires(READ)
     def get(self, query, name):
         """A readable diff between any two versions of a tool (numbers, or "draft")"""
@@ -115,7 +113,7 @@ class VersionImpactViews(MethodView):
 @blp.route("/v1/tools/<name>/draft/impact")
 class DraftImpactViews(MethodView):
     @blp.response(200, DraftImpactSchema)
-    @blp.alt_response(409, **ERRORS)
+    @blp.alt_response(409, **route_refusal("`no-draft`: the tool has no draft."))
     @requires(READ)
     def get(self, name):
         """What publishing the draft would change against the latest version, breaking changes marked"""
@@ -126,6 +124,7 @@ class DraftImpactViews(MethodView):
 class WhyViews(MethodView):
     @blp.arguments(WhyQuerySchema, location="query")
     @blp.response(200, WhySchema)
+    @blp.alt_response(409, **route_refusal("`project-no-draft` or `project-unpublished`: no such version to explain."))
     @requires(READ)
     def get(self, query, name):
         """For a project version and a session's claims: each tool, whether it is offered, and why not"""

@@ -7,13 +7,11 @@ from flask_smorest import Blueprint
 from ... import registry
 from ..auth import PUBLISH, READ, WRITE_DRAFTS, current_principal, requires
 from ..body import json_body
-from ..schemas import ProblemSchema, ProjectPublishedSchema
-from .schemas import NewProjectSchema, PinsSchema, ProjectListSchema, ProjectSchema
+from ..document import route_refusal
+from ..schemas import ProjectPublishedSchema
+from .schemas import NewProjectSchema, ProjectListSchema, ProjectSchema, SavePinsSchema
 
 blp = Blueprint("projects", __name__, url_prefix="/v1/projects", description="Projects, pins and versions.")
-
-ERRORS = {"description": "Every problem at once, with its field.", "schema": ProblemSchema}
-
 
 @blp.route("")
 class ProjectViews(MethodView):
@@ -26,7 +24,7 @@ class ProjectViews(MethodView):
 
     @blp.doc(requestBody={"content": {"application/json": {"schema": NewProjectSchema}}})
     @blp.response(201, ProjectSchema)
-    @blp.alt_response(409, **ERRORS)
+    @blp.alt_response(409, **route_refusal("`project-name-taken`: a project with this name already exists."))
     @requires(WRITE_DRAFTS)
     def post(self):
         """Create a project with an empty draft version"""
@@ -48,7 +46,7 @@ class ProjectByNameViews(MethodView):
 @blp.route("/<name>/draft")
 class ProjectDraftViews(MethodView):
     @blp.response(201, ProjectSchema)
-    @blp.alt_response(409, **ERRORS)
+    @blp.alt_response(409, **route_refusal("`project-draft-exists`: the project already has a draft version."))
     @requires(WRITE_DRAFTS)
     def post(self, name):
         """Start the project's draft version from its latest published pins"""
@@ -56,9 +54,9 @@ class ProjectDraftViews(MethodView):
         registry.start_project_draft(principal.organization, name, principal.actor)
         return registry.project_view(registry.get_project(principal.organization, name))
 
-    @blp.doc(requestBody={"content": {"application/json": {"schema": PinsSchema}}})
+    @blp.doc(requestBody={"content": {"application/json": {"schema": SavePinsSchema}}})
     @blp.response(200, ProjectSchema)
-    @blp.alt_response(422, **ERRORS)
+    @blp.alt_response(409, **route_refusal("`project-no-draft`: the project has no draft version to save."))
     @requires(WRITE_DRAFTS)
     def put(self, name):
         """Save the draft version's pins"""
@@ -72,7 +70,8 @@ class ProjectDraftViews(MethodView):
 @blp.route("/<name>/publish")
 class ProjectPublishViews(MethodView):
     @blp.response(201, ProjectPublishedSchema)
-    @blp.alt_response(422, **ERRORS)
+    @blp.alt_response(422, **route_refusal("`invalid`: every bad pin and every rule a pinned draft breaks, at once."))
+    @blp.alt_response(409, **route_refusal("`project-no-draft`, or `conflict`: a concurrent publish won."))
     @requires(PUBLISH)
     def post(self, name):
         """Publish every pinned tool draft (`published`), move other projects' drafts that pinned one of them to the

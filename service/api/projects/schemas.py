@@ -1,13 +1,20 @@
 from marshmallow import Schema, fields
 
+from ..schemas import IgnoresUnknownSchema
+
 
 class PinSchema(Schema):
-    tool = fields.String(required=True)
-    version = fields.Raw(required=True, metadata={"description": 'A published version number, or "draft".'})
+    tool = fields.String(required=True, metadata={"example": "get_orders"})
+    version = fields.Raw(required=True, metadata={"description": 'A published version number, or "draft".',
+                                                  "example": "draft"})
 
 
 class PinsSchema(Schema):
     pins = fields.List(fields.Nested(PinSchema), required=True)
+
+
+class SavePinsSchema(IgnoresUnknownSchema, PinsSchema):
+    """The body of a save: its pins (each pin's own fields are checked, unknown ones refused)."""
 
 
 class ProjectDraftSchema(PinsSchema):
@@ -32,5 +39,5 @@ class ProjectListSchema(Schema):
     projects = fields.List(fields.Nested(ProjectSchema))
 
 
-class NewProjectSchema(Schema):
-    name = fields.String(required=True)
+class NewProjectSchema(IgnoresUnknownSchema):
+    name = fields.String(required=True, metadata={"example": "shop"})

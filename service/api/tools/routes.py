@@ -8,7 +8,8 @@ from flask_smorest import Blueprint
 from ... import importing, registry
 from ..auth import PUBLISH, READ, WRITE_DRAFTS, current_principal, requires
 from ..body import json_body
-from ..schemas import ProblemSchema, PublishedSchema
+from ..document import route_refusal
+from ..schemas import PublishedSchema
 from .schemas import (
     ImportResultSchema,
     ImportSchema,
@@ -21,9 +22,6 @@ from .schemas import (
 )
 
 blp = Blueprint("tools", __name__, url_prefix="/v1/tools", description="Tool definitions, drafts and versions.")
-
-ERRORS = {"description": "Every violated rule, with its field and the spec's sentence.", "schema": ProblemSchema}
-
 
 def _with_etag(view: dict, status: int = 200):
     headers = {"ETag": view["draft"]["etag"]} if view["draft"] else {}
@@ -42,8 +40,7 @@ class ToolViews(MethodView):
 
     @blp.doc(requestBody={"content": {"application/json": {"schema": RegistrationSchema}}})
     @blp.response(201, ToolSchema)
-    @blp.alt_response(422, **ERRORS)
-    @blp.alt_response(409, **ERRORS)
+    @blp.alt_response(409, **route_refusal("`name-taken`: a tool with this name already exists."))
     @requires(WRITE_DRAFTS)
     def post(self):
         """Register a tool: creates the tool and its draft"""
@@ -56,7 +53,8 @@ class ToolViews(MethodView):
 class ToolImportViews(MethodView):
     @blp.doc(requestBody={"content": {"application/json": {"schema": ImportSchema}}})
     @blp.response(200, ImportResultSchema)
-    @blp.alt_response(422, **ERRORS)
+    @blp.alt_response(422, **route_refusal("`invalid`: the document cannot be read or fetched, or a request field "
+                                           "breaks its rule."))
     @requires(WRITE_DRAFTS)
     def post(self):
         """Import tools from an OpenAPI document: a preview, or with apply, their drafts"""
@@ -76,7 +74,8 @@ class ToolByNameViews(MethodView):
 
     @blp.doc(requestBody={"content": {"application/json": {"schema": RelabelSchema}}})
     @blp.response(200, ToolSchema)
-    @blp.alt_response(422, **ERRORS)
+    @blp.alt_response(422, **route_refusal("`invalid`: a field other than `display_name` (`name-immutable`, "
+                                           "`field-in-draft`, `field-unknown`), or a label past its rule."))
     @requires(WRITE_DRAFTS)
     def patch(self, name):
         """Relabel a tool (display name only; any time, published or not)"""
@@ -89,8 +88,8 @@ class ToolDraftViews(MethodView):
     @blp.doc(requestBody={"content": {"application/json": {"schema": RegistrationSchema}}},
              parameters=[{"in": "header", "name": "If-Match", "schema": {"type": "string"}, "required": False}])
     @blp.response(200, ToolSchema)
-    @blp.alt_response(422, **ERRORS)
-    @blp.alt_response(412, **ERRORS)
+    @blp.alt_response(412, **route_refusal("`stale-draft`: `If-Match` names an older draft; reload it and save again."))
+    @blp.alt_response(409, **route_refusal("`no-draft`: the tool has no draft to save."))
     @requires(WRITE_DRAFTS)
     def put(self, name):
         """Save the draft in place, validating everything together"""
@@ -100,7 +99,7 @@ class ToolDraftViews(MethodView):
         return _with_etag(registry.tool_view(registry.get_tool(principal.organization, name)))
 
     @blp.response(201, ToolSchema)
-    @blp.alt_response(409, **ERRORS)
+    @blp.alt_response(409, **route_refusal("`draft-exists`, or `no-published-version` to start from."))
     @requires(WRITE_DRAFTS)
     def post(self, name):
         """Start a new draft as a copy of the latest published version"""
@@ -112,8 +111,8 @@ class ToolDraftViews(MethodView):
 @blp.route("/<name>/publish")
 class ToolPublishViews(MethodView):
     @blp.response(201, PublishedSchema)
-    @blp.alt_response(409, **ERRORS)
-    @blp.alt_response(422, **ERRORS)
+    @blp.alt_response(409, **route_refusal("`no-draft`: nothing to publish."))
+    @blp.alt_response(422, **route_refusal("`invalid`: the draft breaks one or more rules."))
     @requires(PUBLISH)
     def post(self, name):
         """Publish the draft as the next immutable version (people only); every project draft that pinned the draft
@@ -130,7 +129,7 @@ class ToolVersionViews(MethodView):
         """Read a published version (read-only)"""
         return registry.version_view(registry.get_version(current_principal().organization, name, number))
 
-    @blp.alt_response(409, **ERRORS)
+    @blp.alt_response(409, **route_refusal("`published-read-only`: a published version never changes."))
     @requires(READ)
     def put(self, name, number):
         """Refused: a published version never changes"""

@@ -6,7 +6,7 @@ from ..schemas import Text, ViolationSchema
 
 
 class ParameterSchema(Schema):
-    name = fields.String(required=True)
+    name = fields.String(required=True, metadata={"example": "status"})
     type = fields.String(validate=validate.OneOf(TYPES))
     location = fields.String(validate=validate.OneOf(LOCATIONS))
     element_type = fields.String(validate=validate.OneOf(ELEMENT_TYPES), allow_none=True)
@@ -15,18 +15,21 @@ class ParameterSchema(Schema):
 
 
 class DefinitionSchema(Schema):
-    name = fields.String(required=True, metadata={"description": "Letters, digits, underscores; set once."})
-    description = fields.String(required=True, metadata={"description": "Written for the model."})
-    method = fields.String(required=True, validate=validate.OneOf(METHODS))
-    url = fields.String(required=True)
+    name = fields.String(required=True, metadata={"description": "Letters, digits, underscores; set once.",
+                                                  "example": "get_orders"})
+    description = fields.String(required=True, metadata={"description": "Written for the model.",
+                                                         "example": "The person's recent orders."})
+    method = fields.String(required=True, validate=validate.OneOf(METHODS), metadata={"example": "GET"})
+    url = fields.String(required=True, metadata={"example": "https://api.example.com/orders"})
     scope = fields.String(validate=validate.OneOf(SCOPES), load_default="shared")
     runs_at_session_start = fields.Boolean(load_default=False)
     required_entitlement = fields.String(allow_none=True)
-    parameters = fields.List(fields.Nested(ParameterSchema))
+    parameters = fields.List(fields.Nested(ParameterSchema), metadata={"example": [
+        {"name": "status", "type": "string", "location": "query", "required": False}]})
 
 
 class RegistrationSchema(DefinitionSchema):
-    display_name = fields.String(allow_none=True)
+    display_name = fields.String(allow_none=True, metadata={"example": "Recent orders"})
     project = fields.String(allow_none=True)
 
 
@@ -64,7 +67,7 @@ class VersionSchema(VersionSummarySchema):
 
 
 class RelabelSchema(Schema):
-    display_name = fields.String(required=True, allow_none=True)
+    display_name = fields.String(required=True, allow_none=True, metadata={"example": "Recent orders"})
 
 
 class ToolQuerySchema(Schema):
