@@ -25,9 +25,9 @@ class Violation:
 
 
 #: The last of a list cut at MAX_VIOLATIONS, in place of the problems left out.
-MORE_VIOLATIONS = Violation("", "more-violations",
-                            f"More problems were found than one answer lists ({MAX_VIOLATIONS}); "
-                            "fix these and try again.")
+_MORE_VIOLATIONS_SENTENCE = (f"More problems were found than one answer lists ({MAX_VIOLATIONS}); "
+                             "fix these and try again.")
+MORE_VIOLATIONS = Violation("", "more-violations", _MORE_VIOLATIONS_SENTENCE)
 
 
 @dataclass

@@ -24,6 +24,8 @@ ASSERTION_LIFETIME_SECONDS = 30
 
 #: A session token lives at most this long ("a token's claims can be up to thirty minutes old").
 SESSION_TOKEN_MAX_SECONDS = 1_800
+#: Entitlements one session token carries at most.
+MAX_ENTITLEMENTS = 100
 
 #: Clock skew a verifier tolerates, in seconds (RFC 8725: keep leeway to a few seconds).
 CLOCK_SKEW_SECONDS = 5

@@ -23,7 +23,7 @@ from ..definition import (
     ToolDefinition,
 )
 from ..dispatch import DefinitionError, compile_definition
-from ..errors import Violation
+from ..errors import MORE_VIOLATIONS, Violation
 from ..text import text_problem
 from .. import limits
 
@@ -137,6 +137,9 @@ RULES: dict[str, str] = {
     "unpaired-surrogate": "This field holds an unpaired surrogate, which is not text.",
     "number-range": "This number is outside the range the service stores.",
     "field-invalid": "This value is not one this field takes.",
+    "entitlements-format": "Entitlements are a list of claims such as products:write, with no spaces.",
+    "ttl-range": f"A session token lives from 1 to {limits.SESSION_TOKEN_MAX_SECONDS} seconds.",
+    "more-violations": MORE_VIOLATIONS.message,
     "subject-format": f"A subject is 1 to {limits.MAX_SUBJECT_CHARS} characters with no control characters, and is "
                       "not . or .., so it can stand as a path segment.",
     "display-name-format": f"A display name is free text of at most {limits.MAX_DISPLAY_NAME_CHARS} characters.",

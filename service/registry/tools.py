@@ -20,6 +20,9 @@ from .freezing import Publication, audit_moves, move_pins
 from .rules import DEFINITION_FIELDS, NAME_PATTERN, check_definition, violation
 
 REGISTRATION_FIELDS = frozenset({"display_name", "project"})
+#: What a blank label is made of. Not str.strip()'s whitespace, which takes control characters such as NEL (U+0085)
+#: for blanks: a label of those is refused as a control character instead.
+BLANK = " \t\n\r"
 
 
 def refusal(rule: str, status: int = 409, field: str = "") -> ServiceError:
@@ -87,11 +90,12 @@ def _display_name(value: Any, default: str, found: list[Violation]) -> str:
     if not isinstance(value, str) or len(value) > limits.MAX_DISPLAY_NAME_CHARS:
         found.append(violation("display_name", "display-name-format"))
         return default
-    # Before the blank test: str.strip() takes control characters such as NEL (U+0085) for whitespace.
+    if not value.strip(BLANK):  # only spaces, tabs and line breaks: blank, like an empty label
+        return default
     if (problem := text_problem(value)) is not None:
         found.append(violation("display_name", problem))
         return default
-    return value if value.strip() else default
+    return value
 
 
 def _project(organization: Organization, name: Any, found: list[Violation]) -> Project | None:

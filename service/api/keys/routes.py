@@ -12,7 +12,7 @@ from ... import app_config
 from ...errors import ServiceError, Violation, not_found
 from ...keys import mint_session_token, subject_fits
 from ...keys.store import jwks, rotate, signing_key
-from ...limits import SESSION_TOKEN_MAX_SECONDS
+from ...limits import MAX_ENTITLEMENTS, SESSION_TOKEN_MAX_SECONDS
 from ...registry import get_organization
 from ...registry.rules import violation
 from ...text import is_text
@@ -23,7 +23,6 @@ from ..schemas import IgnoresUnknownSchema
 blp = Blueprint("keys", __name__, description="Signing keys, the JWKS and session tokens.")
 
 JWKS_MAX_AGE = 300
-MAX_ENTITLEMENTS = 100
 
 
 class SessionRequestSchema(IgnoresUnknownSchema):
@@ -76,14 +75,12 @@ def _session_request(body) -> tuple[str, bool, list[str], int]:
     if not subject_fits(subject):  # refused here, not later as every call's invalid-arguments
         found.append(violation("subject", "subject-format"))
     if not isinstance(anonymous, bool):
-        found.append(Violation("anonymous", "field-type", "This field has the wrong type."))
+        found.append(violation("anonymous", "field-type"))
     if (not isinstance(entitlements, list) or len(entitlements) > MAX_ENTITLEMENTS
             or not all(is_text(e) and e and " " not in e for e in entitlements)):
-        found.append(Violation("entitlements", "entitlements-format",
-                               "Entitlements are a list of claims such as products:write, with no spaces."))
+        found.append(violation("entitlements", "entitlements-format"))
     if isinstance(ttl, bool) or not isinstance(ttl, int) or not 0 < ttl <= SESSION_TOKEN_MAX_SECONDS:
-        found.append(Violation("ttl_seconds", "ttl-range",
-                               f"A session token lives from 1 to {SESSION_TOKEN_MAX_SECONDS} seconds."))
+        found.append(violation("ttl_seconds", "ttl-range"))
     if found:
         raise ServiceError(422, "invalid", "The session token request is invalid.", found)
     return subject, anonymous, entitlements, ttl
