@@ -135,7 +135,7 @@ def org() -> None:
 def org_create(slug: str, algorithm: str, as_json: bool, database: str | None) -> None:
     """Create an organization, its first signing key and an admin API key."""
     from .errors import ServiceError
-    from .setup import create_organization_with_keys
+    from .provisioning import create_organization_with_keys
 
     config = _config(database)
     _open(config)
@@ -183,7 +183,7 @@ def audit() -> None:
 @click.option("--database", help=DATABASE_HELP)
 def audit_verify(slug: str | None, database: str | None) -> None:
     """Recompute the audit hash chain; exit 1 naming the first record that was edited or removed."""
-    from .ops.audit import verify
+    from .records.audit import verify
     from .registry import get_organization
 
     _open(_config(database))
@@ -211,7 +211,7 @@ def calls() -> None:
 @click.option("--database", help=DATABASE_HELP)
 def calls_purge(days: float | None, batch: int | None, database: str | None) -> None:
     """Delete call records past their retention, in short batches (safe while the service runs)."""
-    from .ops.calls import PURGE_BATCH, purge
+    from .records.calls import PURGE_BATCH, purge
 
     config = _config(database)
     _open(config)

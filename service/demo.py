@@ -63,7 +63,7 @@ def prepare(config: Config, state: Path, mock: str) -> dict:
     from .migrations import migrate
     from .registry import create_api_key, get_organization, publish_project, register_tool, save_project_draft
     from .registry import create_project
-    from .setup import create_organization_with_keys
+    from .provisioning import create_organization_with_keys
 
     keys_file = state / "demo.json"
     open_database(config.database_url)

@@ -12,7 +12,7 @@ from service.config import Config
 from service.database import db, make_database
 from service.migrations import migrate
 from service.server import make_server
-from service.setup import create_organization_with_keys
+from service.provisioning import create_organization_with_keys
 
 SECRET = "test-secret-key-for-sealing-private-keys"
 

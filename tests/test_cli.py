@@ -146,7 +146,7 @@ def _migrated_with_org(tmp_path) -> tuple[str, str]:
     from service.config import Config
     from service.database import db, open_database
     from service.migrations import migrate
-    from service.setup import create_organization_with_keys
+    from service.provisioning import create_organization_with_keys
 
     url = f"sqlite:///{tmp_path / 'serve.db'}"
     open_database(url)

@@ -6,16 +6,10 @@ from typing import Any
 
 from marshmallow import EXCLUDE, Schema, ValidationError, fields
 
-from ..errors import ServiceError, Violation
 from ..limits import MAX_STORED_INTEGER
 from ..registry.rules import RULES
 from ..text import CONTROL_CHARACTERS_ECMA, text_problem
 
-#: The rule of an argument marshmallow itself refused: missing, or any other (not a number, not one of those listed).
-_MARSHMALLOW_RULES = {fields.Field.default_error_messages["required"]: "field-required"}
-FIELD_INVALID = "field-invalid"
-#: marshmallow's type refusals all read "Not a valid integer." / "Not a valid boolean." and so on.
-FIELD_TYPE = "field-type"
 
 
 class ViolationSchema(Schema):
@@ -46,7 +40,7 @@ class VersionNumberSchema(Schema):
 
 
 def _broken(rule: str) -> ValidationError:
-    # A message that carries its rule, for `arguments_refused` to report as such.
+    # A message that carries its rule, for `service.http.errors.arguments_refused` to report as such.
     return ValidationError([{"rule": rule, "message": RULES[rule]}])
 
 
@@ -79,31 +73,6 @@ class StoredInteger(fields.Integer):
         if not 1 <= number <= self.maximum:
             raise _broken("number-range")
         return number
-
-
-def arguments_refused(messages: dict[str, Any]) -> ServiceError:
-    """webargs' refusal of a request's arguments (messages by location, then by field) as the one error shape, each
-    field with its rule: ours where a field above refused it, marshmallow's own otherwise."""
-    found: list[Violation] = []
-    for by_field in messages.values():
-        _flatten("", by_field, found)
-    return ServiceError(422, "invalid", "The request's arguments break one or more rules.", found)
-
-
-def _flatten(field: str, messages: Any, found: list[Violation]) -> None:
-    if isinstance(messages, list):
-        for message in messages:
-            _flatten(field, message, found)
-    elif isinstance(messages, dict) and "rule" in messages:  # one of ours (`_broken`)
-        found.append(Violation(field, messages["rule"], messages["message"]))
-    elif isinstance(messages, dict):  # marshmallow nests a field's messages by name, a list's by index
-        for key, inner in messages.items():
-            _flatten(f"{field}[{key}]" if isinstance(key, int) else f"{field}.{key}" if field else str(key), inner,
-                     found)
-    else:
-        rule = _MARSHMALLOW_RULES.get(messages) or (
-            FIELD_TYPE if str(messages).startswith("Not a valid") else FIELD_INVALID)
-        found.append(Violation(field, rule, RULES[rule]))
 
 
 class RepinSchema(Schema):

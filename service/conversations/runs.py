@@ -21,7 +21,7 @@ from ..keys import mint_assertion, new_turn_id
 from ..keys.store import signing_key
 from ..limits import MAX_CALLS_PER_STEP
 from ..models import CallRecord, Conversation, Turn, now
-from ..ops import calls as calls_log
+from ..records import calls as calls_log
 from ..registry import get_project, violation
 from ..text import recordable, text_problem
 from .offered import PinnedTool, offered, pinned_tools, resolve_project_version

@@ -1,6 +1,6 @@
 """The web dashboard at `/`: server-rendered pages over the registry and the conversation functions.
 
-A person signs in with an organization API key and works with the role that key has (the API's POWERS table):
+A person signs in with an organization API key and works with the role that key has (`service.roles`):
 admin keys do everything, agent keys edit drafts but see no publish button, backend keys cannot sign in.
 """
 from __future__ import annotations
@@ -13,8 +13,8 @@ if TYPE_CHECKING:
 
 def register(app: "Flask") -> None:
     """Mount the dashboard at / on `app`. With no secret configured, its pages say why no one can sign in."""
-    from .. import app_config
-    from ..api import ERROR_PAGE
+    from ..http import app_config
+    from ..http import ERROR_PAGE
     # Each module adds its views to the blueprint.
     from . import account, call_log, history, openapi, playground, projects, tools  # noqa: F401
     from .signin import configure

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from flask import redirect, request, url_for
 
-from ..api.auth import POWERS, READ
+from ..roles import READ, may
 from ..errors import ServiceError, Violation
 from .signin import safe_next, sign_in, sign_out, signed_in
 from .web import blp, done, page
@@ -30,7 +30,7 @@ def signin_submit():
     except ServiceError as error:
         return page("signin.html", 401, next=target,
                     violations=[Violation("api_key", error.code, "That API key was not accepted.")])
-    if READ not in POWERS[who.role]:
+    if not may(who.role, READ):
         sign_out()
         return page("signin.html", 403, next=target, violations=[Violation("api_key", "forbidden", NO_DASHBOARD)])
     return redirect(safe_next(target) or url_for("dashboard.tools"))  # a path on this site only, never elsewhere

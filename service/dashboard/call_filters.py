@@ -10,7 +10,7 @@ from typing import Mapping
 
 from ..errors import Violation
 from ..limits import MAX_ROW_ID
-from ..ops.calls import KINDS, CallQuery
+from ..records.calls import KINDS, CallQuery
 from ..registry.rules import violation
 from ..text import text_problem, whole_number
 

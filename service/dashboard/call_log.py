@@ -1,12 +1,12 @@
 """The Calls page: the organization's call log, filtered by a GET form, newest first, a page at a time.
 
-Each row is `ops.calls.call_view`, the same record the API answers with: what happened, never a body or a token.
+Each row is `records.calls.call_view`, the same record the API answers with: what happened, never a body or a token.
 """
 from __future__ import annotations
 
 from flask import request
 
-from ..ops import calls
+from ..records import calls
 from .call_filters import BEFORE, call_filters
 from .readable import version_called
 from .web import READ_CALLS, blp, page, principal, requires

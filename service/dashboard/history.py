@@ -11,7 +11,8 @@ from flask import request
 
 from .. import registry
 from ..limits import MAX_STORED_INTEGER
-from ..ops import audit, impact
+from ..ops import impact
+from ..records import audit
 from .readable import (
     compare_choices,
     default_pair,

@@ -10,7 +10,8 @@ from typing import Any
 
 from flask import current_app, redirect, request, session, url_for
 
-from .. import app_config, registry
+from .. import registry
+from ..http import app_config
 from ..conversations import ModelCall, authenticate_session, get_conversation, offered_tools, open_conversation
 from ..conversations import run_model_step, start_turn
 from ..errors import ServiceError, Violation

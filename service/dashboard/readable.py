@@ -8,7 +8,7 @@ from typing import Any, Mapping
 
 from ..dispatch.failures import UNKNOWN_TOOL
 from ..limits import MAX_STORED_INTEGER
-from ..ops import audit
+from ..records import audit
 from ..ops.changes import ENDPOINT, MODEL
 from ..ops.impact import DRAFT
 from ..text import whole_number

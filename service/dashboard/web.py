@@ -8,9 +8,9 @@ from typing import Any
 
 from flask import Blueprint, current_app, flash, g, make_response, redirect, render_template, request, url_for
 
-from ..api.auth import MINT_SESSIONS, POWERS, PUBLISH, READ, READ_CALLS, WRITE_DRAFTS
+from ..roles import MINT_SESSIONS, POWERS, PUBLISH, READ, READ_CALLS, WRITE_DRAFTS, may, require
 from ..database import UNAVAILABLE, unavailable_error
-from ..errors import ServiceError, forbidden
+from ..errors import ServiceError
 from .forms import errors_by_field, field_id, field_label
 from .readable import breaks
 from .signin import configured, csrf_ok, csrf_token, signed_in
@@ -41,11 +41,11 @@ def powers() -> set[str]:
 def reads_calls() -> bool:
     """Whether the signed-in key may read the call log (GET /v1/calls answers it the same way)."""
     who = signed_in()
-    return who is not None and READ_CALLS in POWERS[who.role]
+    return who is not None and may(who.role, READ_CALLS)
 
 
 def requires(power: str):
-    """Send a visitor to sign in, and refuse a key whose role lacks `power` (the API's own POWERS table)."""
+    """Send a visitor to sign in, and refuse a key whose role lacks `power` (`service.roles`, the table every edge checks)."""
 
     def decorate(view):
         @wraps(view)
@@ -54,8 +54,7 @@ def requires(power: str):
             if who is None:
                 target = request.full_path.rstrip("?") if request.method == "GET" else None
                 return redirect(url_for("dashboard.signin", next=target))
-            if power not in POWERS[who.role]:
-                raise forbidden(who.role)
+            require(who, power)
             return view(*args, **kwargs)
 
         return guarded

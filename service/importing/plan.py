@@ -18,7 +18,7 @@ from ..database import released, retry_transient, write_transaction
 from ..dispatch import AddressGuard
 from ..errors import Violation, concurrent_change, invalid
 from ..models import Organization, Project, Tool, ToolDraft
-from ..ops import audit
+from ..records import audit
 from ..registry.rules import violation
 from ..registry.tools import create_tool_in_transaction, start_draft_in_transaction, unique_or
 from .document import read_document, refused

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from ..database import generation, write_transaction
 from ..models import Organization, SigningKeyRow
-from ..ops import audit
+from ..records import audit
 from .jwks import RETIRED_KEY_PUBLISHED_SECONDS, active_key
 from .sealing import seal_private_key, unseal_private_key
 from .signing_key import SigningKey, generate_signing_key, public_jwk

@@ -12,8 +12,9 @@ from typing import Any
 from flask import Blueprint, Response, current_app, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from .. import app_config
-from ..api.auth import POWERS, READ, current_principal
+from ..http import app_config
+from ..http import current_principal
+from ..roles import READ, may
 from ..database import UNAVAILABLE, unavailable_error
 from ..errors import ServiceError, role_key
 from ..registry import Principal
@@ -67,7 +68,7 @@ def _principal() -> Principal:
         principal = current_principal()
     except ServiceError as error:
         raise ProtocolError(error.status, INVALID_REQUEST, error.message) from None
-    if READ not in POWERS[principal.role]:
+    if not may(principal.role, READ):
         raise ProtocolError(403, INVALID_REQUEST, f"{role_key(principal.role)} may not use the MCP server.")
     return principal
 

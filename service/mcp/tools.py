@@ -15,9 +15,9 @@ from typing import Any, Callable
 from peewee import IntegrityError
 
 from .. import importing, registry
-from ..api.auth import POWERS, READ, WRITE_DRAFTS
+from ..roles import READ, WRITE_DRAFTS, require
 from ..database import write_transaction
-from ..errors import PIN, ServiceError, Violation, concurrent_change, forbidden, invalid
+from ..errors import PIN, ServiceError, Violation, concurrent_change, invalid
 from ..registry import REGISTRATION_FIELDS, refusal
 from . import schemas
 from .protocol import INVALID_PARAMS, ProtocolError
@@ -242,8 +242,7 @@ def call_tool(principal: registry.Principal, name: Any, arguments: Any) -> dict[
     if not isinstance(arguments, dict):
         raise ProtocolError(200, INVALID_PARAMS, "A tool's arguments are a JSON object.")
     try:
-        if tool.power not in POWERS[principal.role]:
-            raise forbidden(principal.role)
+        require(principal, tool.power)
         found = schemas.check_arguments(tool.input_schema, arguments) if tool.strict else []
         if found:
             raise schemas.invalid_arguments(found)

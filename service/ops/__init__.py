@@ -1,5 +1,5 @@
-"""Operations: the call log, the audit trail, impact and breaking changes, "why not offered", metrics and logs.
+"""Operations read back for people: impact and breaking changes of a publish, why a tool is not offered, health.
 
-Plain Python, no Flask (the HTTP side is `service.api.ops`). Import the modules themselves: this package imports
-nothing on its own, so the registry can record audit entries without pulling in the conversations.
+Plain Python, no Flask (the HTTP side is `service.api.ops`). These read the registry and the conversations; what
+they read the records from (the call log, the audit trail, metrics, logs) is `service.records`, one layer below.
 """

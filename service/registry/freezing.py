@@ -18,7 +18,7 @@ from typing import Any
 
 from ..database import is_postgres
 from ..models import Organization, Project, ProjectDraft, Tool, ToolDraft, now
-from ..ops import audit
+from ..records import audit
 
 DRAFT = "draft"
 

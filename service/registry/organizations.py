@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from ..database import write_transaction
 from ..errors import ServiceError, conflict, unauthorized
 from ..models import ApiKey, Organization, now
-from ..ops import audit
+from ..records import audit
 from ..text import is_text
 from .rules import violation
 
@@ -35,7 +35,7 @@ class Principal:
 
 
 def create_organization(slug: str, algorithm: str = "ES256") -> Organization:
-    """A new organization; its signing key is made by `service.keys.store` (see `service.setup`)."""
+    """A new organization; its signing key is made by `service.keys.store` (see `service.provisioning`)."""
     if not SLUG_PATTERN.fullmatch(slug or ""):
         raise ServiceError(422, "invalid", "The slug is invalid.", [violation("slug", "slug-format")])
     if Organization.select().where(Organization.slug == slug).exists():

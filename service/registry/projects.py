@@ -14,7 +14,7 @@ from .. import limits
 from ..database import retry_transient, write_transaction
 from ..errors import PINS, REQUEST, Violation, concurrent_change, conflict, invalid, not_found
 from ..models import Organization, Pin, Project, ProjectDraft, ProjectVersion, Tool, ToolVersion, now
-from ..ops import audit
+from ..records import audit
 from ..text import is_text, text_problem
 from .freezing import DRAFT, Publication, audit_moves, lock_pinned_drafts, move_pins
 from .rules import check_definition, violation

@@ -13,7 +13,7 @@ from ..database import retry_transient, write_transaction
 from ..definition import ToolDefinition
 from ..errors import REQUEST, ServiceError, Violation, conflict, invalid, not_found, precondition_failed
 from ..models import Organization, Project, Tool, ToolDraft, ToolVersion, now
-from ..ops import audit
+from ..records import audit
 from ..text import is_text, text_problem
 from .. import limits
 from .freezing import Publication, audit_moves, move_pins

@@ -16,7 +16,7 @@ def keys(app):
     """An organization made whole (its signing keys too, so session tokens can be minted) and a key of each role."""
     from service.database import db
     from service.registry import create_api_key, get_organization
-    from service.setup import create_organization_with_keys
+    from service.provisioning import create_organization_with_keys
 
     with db.connection_context():
         admin = create_organization_with_keys(app.extensions["toolgate_config"], "acme")

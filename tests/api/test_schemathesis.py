@@ -55,7 +55,7 @@ def conversation_token(service) -> str:
     """A second organization with a published project `shop` and a draft of it; a session token of it."""
     from service.database import db
     from service.registry import create_api_key, get_organization
-    from service.setup import create_organization_with_keys
+    from service.provisioning import create_organization_with_keys
 
     with db.connection_context():
         admin = create_organization_with_keys(service.config, "talk")

@@ -5,7 +5,7 @@ import pytest
 
 from service.dashboard.forms import field_id
 from service.database import db
-from service.setup import create_organization_with_keys
+from service.provisioning import create_organization_with_keys
 
 from ..registry.vectors import REFUSED
 from .client import Person

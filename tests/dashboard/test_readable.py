@@ -19,7 +19,7 @@ from service.dashboard.readable import (
     version_called,
     version_ref,
 )
-from service.ops import audit
+from service.records import audit
 from service.ops.changes import text_diff
 
 NOON = datetime(2026, 1, 2, 12, 0, tzinfo=timezone.utc).timestamp()

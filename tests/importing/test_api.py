@@ -2,7 +2,7 @@
 import pytest
 
 from service.database import db
-from service.ops import audit
+from service.records import audit
 
 from ..registry.conftest import Api, make_org
 from .conftest import document, rules, written

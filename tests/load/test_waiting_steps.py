@@ -5,7 +5,7 @@ from dataclasses import replace
 import gevent
 import requests
 
-from service.setup import create_organization_with_keys
+from service.provisioning import create_organization_with_keys
 
 from ..conversations.conftest import Conversation, publish_project, tool
 from ..live import live_service, mock_backend

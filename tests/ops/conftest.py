@@ -45,7 +45,7 @@ def client(app):
 def make_org(config, slug):
     """An organization with its signing keys and one key of each role."""
     from service.registry import create_api_key, get_organization
-    from service.setup import create_organization_with_keys
+    from service.provisioning import create_organization_with_keys
 
     with db.connection_context():
         admin = create_organization_with_keys(config, slug)

@@ -6,7 +6,7 @@ import io
 import json
 import logging
 
-from service.ops.logs import ROOT_LOGGER, JsonFormatter
+from service.records.logs import ROOT_LOGGER, JsonFormatter
 
 SUBJECT_IN_PATH = {"name": "subject", "type": "string", "location": "path"}
 

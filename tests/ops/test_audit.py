@@ -5,8 +5,8 @@ import gevent
 
 from service import registry
 from service.database import db
-from service.ops import audit
-from service.ops.tables import AuditRecord
+from service.records import audit
+from service.records.tables import AuditRecord
 
 from .conftest import tool
 

@@ -9,11 +9,11 @@ from prometheus_client.parser import text_string_to_metric_families
 ROOT = Path(__file__).parents[2]
 
 OBSERVE = """
-from service.ops import metrics
+from service.records import metrics
 row = {"kind": None, "tool": "get_orders", "latency_ms": 20.0, "size_chars": 10}
 metrics.observe_step("acme", [row, {**row, "kind": "refused", "size_chars": None}], session_start=False)
 """
-SCRAPE = "import sys; from service.ops import metrics; sys.stdout.write(metrics.exposition()[0].decode())"
+SCRAPE = "import sys; from service.records import metrics; sys.stdout.write(metrics.exposition()[0].decode())"
 
 
 def run(code, directory):

@@ -8,7 +8,7 @@ from pathlib import Path
 from service.cli import main
 from service.database import db
 from service.models import CallRecord
-from service.ops.calls import SECONDS_PER_DAY, purge
+from service.records.calls import SECONDS_PER_DAY, purge
 from service.registry import get_organization
 
 from ..live import live_service

@@ -5,8 +5,8 @@ from peewee import DatabaseError
 from service import registry
 from service.cli import main
 from service.database import db, is_postgres
-from service.ops import audit
-from service.ops.tables import AuditHead, AuditRecord
+from service.records import audit
+from service.records.tables import AuditHead, AuditRecord
 
 from .conftest import tool
 

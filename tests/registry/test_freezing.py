@@ -9,7 +9,7 @@ import gevent
 from service import registry
 from service.database import db
 from service.errors import ServiceError
-from service.ops import audit
+from service.records import audit
 
 from .test_projects import SEARCH
 from .test_tools_api import ORDERS

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from service import app_config
+from service.http import app_config
 from service.limits import MAX_ROW_ID, MAX_STORED_INTEGER, MAX_SUBJECT_CHARS
 from service.registry.rules import RULES
 
@@ -23,7 +23,7 @@ def org(app):
     """An organization with its signing keys (to mint session tokens), an admin and a backend key."""
     from service.database import db
     from service.registry import create_api_key, get_organization
-    from service.setup import create_organization_with_keys
+    from service.provisioning import create_organization_with_keys
 
     with db.connection_context():
         admin = create_organization_with_keys(app_config(app), "acme")

@@ -115,7 +115,7 @@ def turn_platform(tmp_path, providers=PROVIDERS, model_url: str | None = None, d
     """Services for `providers` on one fresh database (SQLite unless a migrated `database_url` is given),
     each with its own scripted model (or `model_url`)."""
     from service.registry import create_api_key, get_organization
-    from service.setup import create_organization_with_keys
+    from service.provisioning import create_organization_with_keys
 
     url = database_url or f"sqlite:///{tmp_path / 'turns.db'}"
     if database_url is None:

@@ -11,7 +11,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
-from ... import app_config
+from ...http import app_config
 from ...conversations import (
     Session,
     TurnLimits,
@@ -33,7 +33,7 @@ from ...errors import ServiceError
 from ...limits import MAX_CALLS_PER_STEP
 from ...llm import adapter_for
 from ...registry.rules import violation
-from ..auth import bearer_token
+from ...http import bearer_token
 from ..body import json_body
 from ..schemas import IgnoresUnknownSchema
 from ..document import SESSION_TOKEN, authenticated_by, route_refusal

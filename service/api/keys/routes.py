@@ -8,7 +8,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields
 
-from ... import app_config
+from ...http import app_config
 from ...errors import ServiceError, Violation, not_found
 from ...keys import mint_session_token, subject_fits
 from ...keys.store import jwks, rotate, signing_key
@@ -16,7 +16,9 @@ from ...limits import MAX_ENTITLEMENTS, SESSION_TOKEN_MAX_SECONDS
 from ...registry import get_organization
 from ...registry.rules import violation
 from ...text import is_text
-from ..auth import MANAGE_KEYS, MINT_SESSIONS, current_principal, requires
+from ...http import current_principal
+from ...roles import MANAGE_KEYS, MINT_SESSIONS
+from ..auth import requires
 from ..body import json_body
 from ..schemas import IgnoresUnknownSchema
 

@@ -8,10 +8,13 @@ from flask_smorest import Blueprint
 from ... import registry
 from ...errors import ServiceError, Violation
 from ...limits import MAX_STORED_INTEGER
-from ...ops import audit, calls, health, impact, metrics, why
+from ...ops import health, impact, why
+from ...records import audit, calls, metrics
 from ...registry.rules import RULES, violation
 from ...text import whole_number
-from ..auth import READ, READ_CALLS, current_principal, requires
+from ...http import current_principal
+from ...roles import READ, READ_CALLS
+from ..auth import requires
 from ..document import route_refusal
 from .schemas import (
     AuditPageSchema,

@@ -2,7 +2,7 @@
 from marshmallow import Schema, fields, validate
 
 from ...limits import MAX_ROW_ID
-from ...ops import audit, calls
+from ...records import audit, calls
 from ..schemas import StoredInteger, Text
 
 

@@ -5,7 +5,9 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from ... import registry
-from ..auth import PUBLISH, READ, WRITE_DRAFTS, current_principal, requires
+from ...http import current_principal
+from ...roles import PUBLISH, READ, WRITE_DRAFTS
+from ..auth import requires
 from ..body import json_body
 from ..document import route_refusal
 from ..schemas import ProjectPublishedSchema

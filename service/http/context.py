@@ -1,0 +1,22 @@
+"""What every HTTP edge reads from the app it runs in: the Config it was built with, and which endpoints take no
+database connection. Set by `create_app`; read here, so no edge imports the app root back."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..config import Config
+
+if TYPE_CHECKING:
+    from flask import Flask
+
+CONFIG_KEY = "toolgate_config"
+
+#: Endpoints that take no connection up front: liveness, metrics and static files never touch the database, so they
+#: answer while it is away or its pool is busy; readiness asks it itself, to report what it finds.
+WITHOUT_DATABASE = frozenset({"ops.AliveViews", "ops.MetricsViews", "ops.ReadyViews", "static", "dashboard.static",
+                              "swagger_assets", "api-docs.openapi_json", "api-docs.openapi_swagger_ui"})
+
+
+def app_config(app: "Flask") -> Config:
+    """The Config an app was built with."""
+    return app.extensions[CONFIG_KEY]

@@ -1,0 +1,101 @@
+"""Every error leaves the app in the one shape, from one set of handlers: JSON, or the dashboard's HTML page on the
+dashboard's own paths; a query string webargs refused names each field and its rule."""
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Flask, jsonify
+from marshmallow import fields
+from peewee import IntegrityError
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
+
+from ..database import UNAVAILABLE, unavailable_error
+from ..errors import ServiceError, Violation, concurrent_change, request_too_large
+from ..registry.rules import RULES
+
+#: The rule of an argument marshmallow itself refused: missing, or any other (not a number, not one of those listed).
+_MARSHMALLOW_RULES = {fields.Field.default_error_messages["required"]: "field-required"}
+FIELD_INVALID = "field-invalid"
+#: marshmallow's type refusals all read "Not a valid integer." / "Not a valid boolean." and so on.
+FIELD_TYPE = "field-type"
+
+
+def error_response(error: ServiceError):
+    """The one JSON error shape, with `Retry-After` where the refusal says when to try again."""
+    response = jsonify(error.to_dict())
+    response.status_code = error.status
+    if error.retry_after is not None:
+        response.headers["Retry-After"] = str(error.retry_after)
+    return response
+
+
+#: Where another part of the service (the dashboard) puts its renderer of errors on its own paths: it answers with a
+#: response, or None to leave the error to the API's JSON.
+ERROR_PAGE = "toolgate_error_page"
+
+
+def install_error_handlers(app: Flask) -> None:
+    """Every error, ours or Flask's, leaves in the one shape: JSON, or the dashboard's page on the dashboard's paths."""
+
+    def answer(error: ServiceError):
+        page = app.extensions.get(ERROR_PAGE)
+        response = page(error) if page is not None else None
+        return response if response is not None else error_response(error)
+
+    @app.errorhandler(ServiceError)
+    def service_error(error: ServiceError):
+        return answer(error)
+
+    @app.errorhandler(IntegrityError)
+    def integrity_error(_error):
+        # The database refused a write a concurrent one won: a clean conflict, never a 500.
+        return answer(concurrent_change())
+
+    for failure in UNAVAILABLE:
+        # The database could not serve (down, connection lost, pool exhausted): 503, try again, never a 500.
+        app.register_error_handler(failure, lambda error: _database_unavailable(app, error, answer))
+
+    @app.errorhandler(RequestEntityTooLarge)
+    def too_large(_error):
+        return answer(request_too_large(app.config["MAX_CONTENT_LENGTH"]))
+
+    @app.errorhandler(HTTPException)
+    def http_error(error: HTTPException):
+        data = getattr(error, "data", None)  # webargs puts its refusal of a query string here
+        if error.code == 422 and isinstance(data, dict) and isinstance(data.get("messages"), dict):
+            return answer(arguments_refused(data["messages"]))
+        code = (error.name or "error").lower().replace(" ", "-")
+        response = answer(ServiceError(error.code or 500, code, error.description or error.name))
+        if error.code == 405 and error.valid_methods:
+            response.headers["Allow"] = ", ".join(error.valid_methods)
+        return response
+
+
+def _database_unavailable(app: Flask, error: Exception, answer):
+    app.logger.warning("the database could not serve a request: %s: %s", type(error).__name__, error)
+    return answer(unavailable_error())
+
+
+def arguments_refused(messages: dict[str, Any]) -> ServiceError:
+    """webargs' refusal of a request's arguments (messages by location, then by field) as the one error shape, each
+    field with its rule: ours where a field above refused it, marshmallow's own otherwise."""
+    found: list[Violation] = []
+    for by_field in messages.values():
+        _flatten("", by_field, found)
+    return ServiceError(422, "invalid", "The request's arguments break one or more rules.", found)
+
+
+def _flatten(field: str, messages: Any, found: list[Violation]) -> None:
+    if isinstance(messages, list):
+        for message in messages:
+            _flatten(field, message, found)
+    elif isinstance(messages, dict) and "rule" in messages:  # one of ours (`_broken`)
+        found.append(Violation(field, messages["rule"], messages["message"]))
+    elif isinstance(messages, dict):  # marshmallow nests a field's messages by name, a list's by index
+        for key, inner in messages.items():
+            _flatten(f"{field}[{key}]" if isinstance(key, int) else f"{field}.{key}" if field else str(key), inner,
+                     found)
+    else:
+        rule = _MARSHMALLOW_RULES.get(messages) or (
+            FIELD_TYPE if str(messages).startswith("Not a valid") else FIELD_INVALID)
+        found.append(Violation(field, rule, RULES[rule]))
