@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 
 
 from conformance.cli import execute, main
+from conformance.endpoint import SUITE as ENDPOINT
 from conformance.platform import SUITE as PLATFORM
 from conformance.issuer import KitIssuer
 from conformance.runner import CouldNotRun, Selection
@@ -90,13 +91,13 @@ def test_a_report_into_a_missing_directory_exits_2_before_running(tmp_path):
 def test_list_shows_every_endpoint_case(capsys):
     assert main(["list", "endpoint"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 10
+    assert [line.split()[0] for line in lines] == [case.id for case in ENDPOINT]
     assert lines[0].split()[0] == "endpoint/valid-call-accepted"
     assert all(line.startswith("endpoint/") for line in lines)
 
 
 def test_list_filters_by_case_prefix_and_area(capsys):
-    assert main(["list", "endpoint", "--case", "endpoint/alg", "--case", "endpoint/no-"]) == 0
+    assert main(["list", "endpoint", "--case", "endpoint/alg", "--case", "endpoint/no-t"]) == 0
     ids = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
     assert ids == ["endpoint/alg-none-rejected", "endpoint/no-token-rejected"]
     assert main(["list", "endpoint", "--area", "assertion"]) == 2  # that area is the platform suite's
