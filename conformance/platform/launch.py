@@ -2,8 +2,9 @@
 
 `toolgate conformance platform` without `--url` checks a platform of its own: a fresh SQLite
 database in a temporary directory, one organization, an admin and an agent key, `toolgate serve`
-allowed to call loopback (where the mock listens), and `toolgate mock-backend` trusting that
-organization's issuer. Everything runs through the `toolgate` command beside the running Python,
+allowed to call loopback (where the mock listens) and running turns with the scripted model
+(`python -m mock_backend.model_server`, which the turn cases script), and `toolgate mock-backend`
+trusting that organization's issuer. Everything runs through the `toolgate` command beside the running Python,
 as an operator would run it; the kit imports nothing of the service. Both processes are stopped,
 and the directory removed, when the context closes.
 """
@@ -35,6 +36,8 @@ LOOPBACK = "127.0.0.1"
 #: `toolgate serve` may call these besides public addresses: the mock listens on loopback.
 ALLOWED_NETWORKS = "127.0.0.0/8"
 MOCK_LISTENING = re.compile(r"listening on (http://\S+)")
+#: The model name the platform is configured with; the scripted model answers to any.
+SCRIPTED_MODEL = "scripted"
 #: Attempts at a free port for `toolgate serve`, which must be told its port (and issuer) up front.
 SERVE_ATTEMPTS = 3
 #: How long a stopped process gets to exit before it is killed.
@@ -50,6 +53,7 @@ class Started:
     admin_key: str
     agent_key: str
     mock_url: str
+    model_url: str = ""
 
 
 def toolgate_command() -> str:
@@ -171,11 +175,30 @@ def mock_backend(issuer: str, toolgate: str | None = None) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def local_platform(public_url: str | None = None) -> Iterator[Started]:
-    """A platform with one organization and a mock backend, started and stopped by the kit.
+def model_server() -> Iterator[str]:
+    """The scripted model server (`python -m mock_backend.model_server`) on a free loopback port; its URL."""
+    command = [sys.executable, "-m", "mock_backend.model_server", "--host", LOOPBACK, "--port", "0"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        line = ""
+        with gevent.Timeout(START_SECONDS, False):
+            line = process.stdout.readline()
+        found = MOCK_LISTENING.search(line)
+        if found is None:
+            raise CouldNotRun(f"the scripted model did not start: {line.strip() or 'no output'}")
+        yield found.group(1)
+    finally:
+        _stop(process)
+        process.stdout.close()
+
+
+@contextlib.contextmanager
+def local_platform(public_url: str | None = None, model_via: str | None = None) -> Iterator[Started]:
+    """A platform with one organization, a mock backend and a scripted model, started and stopped by the kit.
 
     `public_url` is where clients reach the platform when that is not its own address (a proxy
-    in front of it): the issuer, and so the key set the mock trusts, live there.
+    in front of it): the issuer, and so the key set the mock trusts, live there. `model_via` is
+    where the platform reaches the model when that is not the model server itself (a proxy again).
     """
     toolgate = toolgate_command()
     workdir = Path(tempfile.mkdtemp(prefix="toolgate-conformance-"))
@@ -184,8 +207,11 @@ def local_platform(public_url: str | None = None) -> Iterator[Started]:
            "TOOLGATE_ALLOWED_NETWORKS": ALLOWED_NETWORKS, "TOOLGATE_DATABASE_URL": database}
     try:
         admin_key, agent_key = _create_organization(toolgate, env, database)
-        with _serve(toolgate, env, database, workdir, public_url) as url, \
-                mock_backend(f"{public_url or url}/orgs/{ORG}", toolgate) as mock_url:
-            yield Started(url, admin_key, agent_key, mock_url)
+        with model_server() as model_url:
+            env.update(TOOLGATE_MODEL_PROVIDER="openai", TOOLGATE_MODEL_BASE_URL=f"{model_via or model_url}/v1",
+                       TOOLGATE_MODEL=SCRIPTED_MODEL, TOOLGATE_MODEL_API_KEY="")
+            with _serve(toolgate, env, database, workdir, public_url) as url, \
+                    mock_backend(f"{public_url or url}/orgs/{ORG}", toolgate) as mock_url:
+                yield Started(url, admin_key, agent_key, mock_url, model_url)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
