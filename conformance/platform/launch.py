@@ -4,9 +4,9 @@
 database in a temporary directory, one organization, an admin and an agent key, `toolgate serve`
 allowed to call loopback (where the mock listens) and running turns with the scripted model
 (`python -m mock_backend.model_server`, which the turn cases script), and `toolgate mock-backend`
-trusting that organization's issuer. Everything runs through the `toolgate` command beside the running Python,
-as an operator would run it; the kit imports nothing of the service. Both processes are stopped,
-and the directory removed, when the context closes.
+trusting that organization's issuer. Everything runs as a process, through the `toolgate` command
+beside the running Python as an operator would run it; the kit imports nothing of the service or
+the mock. Every process is stopped, and the directory removed, when the context closes.
 """
 from __future__ import annotations
 
