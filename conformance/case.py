@@ -26,6 +26,9 @@ class Outcome(str, Enum):
     PASSED = "passed"
     FAILED = "failed"
     ERRORED = "errored"
+    #: The requirement does not apply to this target (a shared tool has no subject to bind); the
+    #: verdict's `error` says why. Counted apart: neither a pass nor a failure.
+    SKIPPED = "skipped"
 
 
 @dataclass(frozen=True)
@@ -43,11 +46,16 @@ class Violation:
 
 @dataclass(frozen=True)
 class Verdict:
-    """What a check answers. Build one with `passed`, `failed`, `errored` or a `Check`."""
+    """What a check answers. Build one with `passed`, `failed`, `errored`, `skipped` or a `Check`.
+
+    `hints` name a likely cause of a failure when the check can tell one ("the endpoint never
+    fetched this run's key set"): the report prints them under the violations.
+    """
 
     outcome: Outcome
     violations: tuple[Violation, ...] = ()
     error: str | None = None
+    hints: tuple[str, ...] = ()
 
     @classmethod
     def passed(cls) -> Verdict:
@@ -55,17 +63,22 @@ class Verdict:
         return cls(Outcome.PASSED)
 
     @classmethod
-    def failed(cls, violations: Iterable[Violation]) -> Verdict:
+    def failed(cls, violations: Iterable[Violation], hints: Iterable[str] = ()) -> Verdict:
         """A failure must say why: at least one violation."""
         found = tuple(violations)
         if not found:
             raise ValueError("a failed verdict needs at least one violation")
-        return cls(Outcome.FAILED, found)
+        return cls(Outcome.FAILED, found, hints=tuple(hints))
 
     @classmethod
     def errored(cls, error: str) -> Verdict:
         """The check could not finish; `error` says why (an exception's type and text)."""
         return cls(Outcome.ERRORED, error=error)
+
+    @classmethod
+    def skipped(cls, why: str) -> Verdict:
+        """The requirement does not apply to this target; `why` says so in a sentence."""
+        return cls(Outcome.SKIPPED, error=why)
 
 
 class Check:
@@ -79,6 +92,7 @@ class Check:
 
     def __init__(self) -> None:
         self._violations: list[Violation] = []
+        self._hints: list[str] = []
 
     def expect(self, ok: bool, what: str, expected: Any, actual: Any) -> bool:
         """Record a violation unless `ok`; answer `ok` so a check can skip what depends on it."""
@@ -94,6 +108,10 @@ class Check:
         """Record a violation unconditionally."""
         self.expect(False, what, expected, actual)
 
+    def hint(self, text: str) -> None:
+        """Name a likely cause, printed with the violations if there are any (ignored otherwise)."""
+        self._hints.append(text)
+
     @property
     def violations(self) -> tuple[Violation, ...]:
         """Everything recorded so far, in order."""
@@ -102,7 +120,7 @@ class Check:
     def verdict(self) -> Verdict:
         """Passed if nothing was recorded, otherwise failed with everything that was."""
         if self._violations:
-            return Verdict.failed(self._violations)
+            return Verdict.failed(self._violations, self._hints)
         return Verdict.passed()
 
 

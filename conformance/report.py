@@ -2,8 +2,12 @@
 
 Text: one aligned line per case as it finishes (`PASS  assertion/expired-rejected  Expired
 assertions are refused`), then a failures block with every violation as expected against
-actual, then a closing line `N passed, N failed` alone on its line. An errored case (its check
-could not finish) counts among the failed: it did not pass.
+actual (and the likely cause, where the check could tell one), then a closing line `N passed, N
+failed` alone on its line (`, N skipped` added when a case did not apply). An errored case (its
+check could not finish) counts among the failed: it did not pass.
+
+JUnit's `testsuite@time` is the run's wall time and `@timestamp` its start, as CI dashboards read
+them; a run that could not start at all still gets a JUnit file, with one errored test saying why.
 """
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ from typing import Any, Sequence
 from conformance.case import Case, Outcome
 from conformance.runner import EXIT_FAILED, EXIT_PASSED, Result
 
-LABELS = {Outcome.PASSED: "PASS", Outcome.FAILED: "FAIL", Outcome.ERRORED: "ERROR"}
+LABELS = {Outcome.PASSED: "PASS", Outcome.FAILED: "FAIL", Outcome.ERRORED: "ERROR", Outcome.SKIPPED: "SKIP"}
 LABEL_WIDTH = max(len(label) for label in LABELS.values())
 
 # Characters XML 1.0 cannot carry at all, even escaped; a target's body may hold any of them.
@@ -40,19 +44,26 @@ def listing_line(case: Case, width: int) -> str:
 
 
 def counts(results: Sequence[Result]) -> tuple[int, int]:
-    """(passed, failed); errored cases count as failed."""
+    """(passed, failed); errored cases count as failed, skipped ones as neither."""
     passed = sum(1 for r in results if r.verdict.outcome is Outcome.PASSED)
-    return passed, len(results) - passed
+    skipped = skipped_count(results)
+    return passed, len(results) - passed - skipped
+
+
+def skipped_count(results: Sequence[Result]) -> int:
+    """How many cases did not apply to the target."""
+    return sum(1 for r in results if r.verdict.outcome is Outcome.SKIPPED)
 
 
 def closing_line(results: Sequence[Result]) -> str:
-    """`N passed, N failed`, the last line of the text report."""
+    """`N passed, N failed` (and `, N skipped` when any were), the last line of the text report."""
     passed, failed = counts(results)
-    return f"{passed} passed, {failed} failed"
+    skipped = skipped_count(results)
+    return f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else "")
 
 
 def exit_code(results: Sequence[Result]) -> int:
-    """0 when every case passed, 1 when any failed or errored."""
+    """0 when no case failed or errored, 1 when any did."""
     return EXIT_PASSED if counts(results)[1] == 0 else EXIT_FAILED
 
 
@@ -67,12 +78,13 @@ def _details(result: Result, indent: str) -> list[str]:
         out.append(f"{indent}- {violation.what}")
         out.append(f"{indent}    expected: {violation.expected}")
         out.append(f"{indent}    actual:   {violation.actual}")
+    out += [f"{indent}likely cause: {hint}" for hint in verdict.hints]
     return out
 
 
 def failures_block(results: Sequence[Result], width: int) -> list[str]:
     """Every case that did not pass, with every violation; empty when all passed."""
-    failing = [r for r in results if r.verdict.outcome is not Outcome.PASSED]
+    failing = [r for r in results if r.verdict.outcome in (Outcome.FAILED, Outcome.ERRORED)]
     if not failing:
         return []
     out = ["", "Failures:"]
@@ -81,13 +93,25 @@ def failures_block(results: Sequence[Result], width: int) -> list[str]:
     return out + [""]
 
 
-def to_json(suite: str, results: Sequence[Result]) -> dict[str, Any]:
-    """The whole run as plain data: counts, then each case with its verdict."""
+def _stamp(started: datetime) -> str:
+    return started.astimezone(timezone.utc).replace(microsecond=0).isoformat()
+
+
+def to_json(suite: str, results: Sequence[Result], started: datetime | None = None,
+            seconds: float | None = None, could_not_run: str | None = None) -> dict[str, Any]:
+    """The whole run as plain data: when and how long, counts, then each case with its verdict.
+
+    `could_not_run` is the reason a run that never started gives (exit 2); it has no cases.
+    """
     passed, failed = counts(results)
     return {
         "suite": suite,
+        "started": _stamp(started) if started else None,
+        "seconds": round(seconds, 3) if seconds is not None else None,
+        "could_not_run": could_not_run,
         "passed": passed,
         "failed": failed,
+        "skipped": skipped_count(results),
         "cases": [
             {
                 "id": r.case.id,
@@ -98,6 +122,7 @@ def to_json(suite: str, results: Sequence[Result]) -> dict[str, Any]:
                 "outcome": r.verdict.outcome.value,
                 "violations": [v.to_dict() for v in r.verdict.violations],
                 "error": r.verdict.error,
+                "hints": list(r.verdict.hints),
                 "seconds": round(r.seconds, 3),
             }
             for r in results
@@ -105,10 +130,12 @@ def to_json(suite: str, results: Sequence[Result]) -> dict[str, Any]:
     }
 
 
-def write_json(path: str, suite: str, results: Sequence[Result]) -> None:
+def write_json(path: str, suite: str, results: Sequence[Result], started: datetime | None = None,
+               seconds: float | None = None, could_not_run: str | None = None) -> None:
     """Write `to_json` to `path`, UTF-8."""
     with open(path, "w", encoding="utf-8") as file:
-        json.dump(to_json(suite, results), file, indent=2, ensure_ascii=False)
+        json.dump(to_json(suite, results, started, seconds, could_not_run), file, indent=2,
+                  ensure_ascii=False)
         file.write("\n")
 
 
@@ -116,18 +143,29 @@ def _xml_text(text: str) -> str:
     return _NOT_XML.sub("\ufffd", text)
 
 
-def to_junit(suite: str, results: Sequence[Result]) -> ET.ElementTree:
-    """JUnit XML: one testsuite, one testcase per case, a failure or error where it did not pass."""
+def _testsuite(root: ET.Element, suite: str, tests: int, failures: int, errors: int, skipped: int,
+               started: datetime, seconds: float) -> ET.Element:
+    wall = f"{seconds:.3f}"
+    root.attrib.update(tests=str(tests), failures=str(failures), errors=str(errors), time=wall)
+    return ET.SubElement(
+        root, "testsuite", name=f"conformance.{suite}", tests=str(tests), failures=str(failures),
+        errors=str(errors), skipped=str(skipped), time=wall, timestamp=_stamp(started),
+    )
+
+
+def to_junit(suite: str, results: Sequence[Result], started: datetime | None = None,
+             seconds: float | None = None) -> ET.ElementTree:
+    """JUnit XML: one testsuite, one testcase per case, a failure, error or skip where it did not pass.
+
+    `started` and `seconds` are the run's start and wall time (cases run side by side, so the sum
+    of their times says nothing about how long the run took); without them, now and that sum.
+    """
     failures = sum(1 for r in results if r.verdict.outcome is Outcome.FAILED)
     errors = sum(1 for r in results if r.verdict.outcome is Outcome.ERRORED)
-    total_time = f"{sum(r.seconds for r in results):.3f}"
-    root = ET.Element("testsuites", name="conformance", tests=str(len(results)),
-                      failures=str(failures), errors=str(errors), time=total_time)
-    testsuite = ET.SubElement(
-        root, "testsuite", name=f"conformance.{suite}", tests=str(len(results)),
-        failures=str(failures), errors=str(errors), skipped="0", time=total_time,
-        timestamp=datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
-    )
+    root = ET.Element("testsuites", name="conformance")
+    testsuite = _testsuite(root, suite, len(results), failures, errors, skipped_count(results),
+                           started or datetime.now(timezone.utc),
+                           sum(r.seconds for r in results) if seconds is None else seconds)
     for result in results:
         case, verdict = result.case, result.verdict
         testcase = ET.SubElement(
@@ -136,6 +174,9 @@ def to_junit(suite: str, results: Sequence[Result]) -> ET.ElementTree:
             time=f"{result.seconds:.3f}",
         )
         if verdict.outcome is Outcome.PASSED:
+            continue
+        if verdict.outcome is Outcome.SKIPPED:
+            ET.SubElement(testcase, "skipped", message=_xml_text(verdict.error or "skipped"))
             continue
         if verdict.outcome is Outcome.ERRORED:
             element = ET.SubElement(testcase, "error", type="errored")
@@ -152,6 +193,25 @@ def to_junit(suite: str, results: Sequence[Result]) -> ET.ElementTree:
     return ET.ElementTree(root)
 
 
-def write_junit(path: str, suite: str, results: Sequence[Result]) -> None:
+def could_not_run_junit(suite: str, reason: str, started: datetime, seconds: float) -> ET.ElementTree:
+    """JUnit XML for a run that could not start: one errored testcase, `could-not-run`, saying why,
+    so CI shows a report rather than a missing file."""
+    root = ET.Element("testsuites", name="conformance")
+    testsuite = _testsuite(root, suite, 1, 0, 1, 0, started, seconds)
+    testcase = ET.SubElement(testsuite, "testcase", name="could-not-run",
+                             classname=f"conformance.{suite}", time=f"{seconds:.3f}")
+    element = ET.SubElement(testcase, "error", type="could-not-run", message=_xml_text(reason))
+    element.text = _xml_text(f"could not run: {reason}")
+    ET.indent(root)
+    return ET.ElementTree(root)
+
+
+def write_junit(path: str, suite: str, results: Sequence[Result], started: datetime | None = None,
+                seconds: float | None = None) -> None:
     """Write `to_junit` to `path`, UTF-8 with an XML declaration."""
-    to_junit(suite, results).write(path, encoding="utf-8", xml_declaration=True)
+    to_junit(suite, results, started, seconds).write(path, encoding="utf-8", xml_declaration=True)
+
+
+def write_could_not_run_junit(path: str, suite: str, reason: str, started: datetime, seconds: float) -> None:
+    """Write `could_not_run_junit` to `path`, UTF-8 with an XML declaration."""
+    could_not_run_junit(suite, reason, started, seconds).write(path, encoding="utf-8", xml_declaration=True)

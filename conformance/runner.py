@@ -28,17 +28,21 @@ class CouldNotRun(Exception):
 
 @dataclass(frozen=True)
 class Selection:
-    """Which cases to run: ids starting with any `--case` prefix or lying in any `--area`.
+    """Which cases to run: ids starting with any `--case` prefix or lying in any `--area`, less
+    those starting with any `--skip` prefix.
 
-    Nothing given selects everything. An area matches whole path segments, so `--area assert`
-    does not select `assertion/…`; a case prefix is a plain prefix of the id.
+    No `--case` or `--area` selects everything. An area matches whole path segments, so `--area
+    assert` does not select `assertion/…`; a case or skip prefix is a plain prefix of the id.
     """
 
     case_prefixes: tuple[str, ...] = ()
     areas: tuple[str, ...] = ()
+    skip_prefixes: tuple[str, ...] = ()
 
     def matches(self, case: Case) -> bool:
         """Whether this selection takes `case`."""
+        if any(case.id.startswith(prefix) for prefix in self.skip_prefixes):
+            return False
         if not self.case_prefixes and not self.areas:
             return True
         if any(case.id.startswith(prefix) for prefix in self.case_prefixes):
@@ -47,7 +51,8 @@ class Selection:
 
     def describe(self) -> str:
         """The selection as it was given on the command line, for messages."""
-        given = [f"--case {p}" for p in self.case_prefixes] + [f"--area {a}" for a in self.areas]
+        given = [f"--case {p}" for p in self.case_prefixes] + [f"--area {a}" for a in self.areas] + \
+            [f"--skip {p}" for p in self.skip_prefixes]
         return " ".join(given) or "(everything)"
 
 

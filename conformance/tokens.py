@@ -10,6 +10,7 @@ swapped after signing) are assembled here by hand from the compact serialization
 from __future__ import annotations
 
 import base64
+import datetime
 import hashlib
 import hmac
 import json
@@ -20,12 +21,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import jwt
-from cryptography.hazmat.primitives import serialization
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from conformance.limits import ASSERTION_LIFETIME_SECONDS
 
 ALGORITHM = "ES256"
+
+#: The `typ` header of a call assertion (CONTRACT: header `typ: "JWT"`).
+ASSERTION_TYPE = "JWT"
+
+#: The `typ` header of the platform's session tokens: an endpoint must never take one for an
+#: assertion (THREATS: "different `aud`, and a distinct `typ`").
+SESSION_TOKEN_TYPE = "toolgate-session+jwt"
 
 
 def b64url(data: bytes) -> str:
@@ -104,11 +114,27 @@ class SigningKey:
             serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
         )
 
+    def certificate_pem(self) -> bytes:
+        """A self-signed X.509 certificate for the public key: what an `x5u` header points to."""
+        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"conformance kit {self.kid[:8]}")])
+        now = datetime.datetime.now(datetime.timezone.utc)
+        certificate = (
+            x509.CertificateBuilder().subject_name(name).issuer_name(name)
+            .public_key(self.private.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .sign(self.private, hashes.SHA256())
+        )
+        return certificate.public_bytes(serialization.Encoding.PEM)
+
     def sign(
         self, claims: dict[str, Any], *, kid: str | None = None, headers: dict[str, Any] | None = None
     ) -> str:
-        """A correctly signed ES256 token; `kid` and `headers` alter the header (for forgeries)."""
-        header = {"kid": self.kid if kid is None else kid, "typ": "JWT", **(headers or {})}
+        """A correctly signed ES256 token; `kid` and `headers` alter the header (for forgeries).
+
+        `headers={"typ": None}` leaves `typ` out altogether (pyjwt drops an empty one).
+        """
+        header = {"kid": self.kid if kid is None else kid, "typ": ASSERTION_TYPE, **(headers or {})}
         return jwt.encode(claims, self.private, algorithm=ALGORITHM, headers=header)
 
 

@@ -11,6 +11,8 @@ What it refuses to do, and why (RFC 8725, the JWT best current practice):
 - it never lets the token choose the algorithm: the key's own JWK names it, and it must be one of
   `PINNED_ALGORITHMS` (so no `alg: none`, and no HS256 keyed with a public key);
 - it never follows keys embedded in or pointed to by the token (`jwk`, `jku`, `x5u`, `x5c`);
+- it pins the token's type: an assertion's `typ` is "JWT", so a session token (its own `typ`)
+  can never pass for one, even minted with a tool's audience;
 - it does not take pyjwt's lenient defaults: every claim is required, `aud` must be exactly the
   tool the route serves (a string, not a list containing it), leeway is a few seconds, and the
   assertion may not live longer than the platform's thirty seconds.
@@ -30,7 +32,7 @@ from typing import Any
 
 import jwt
 
-from mock_backend.jwks import PINNED_ALGORITHMS, Fetcher, IssuerKeys
+from mock_backend.jwks import PINNED_ALGORITHMS, REFETCH_COOLDOWN_SECONDS, Fetcher, IssuerKeys
 from mock_backend.modes import BROKEN_MODES  # each disables one check (see the module docstring)
 
 #: One reason per verification failure, answered as `401 {"error": "invalid_token", "reason": R}`.
@@ -38,6 +40,7 @@ REASONS = (
     "missing-token",      # no `Authorization: Bearer …` header
     "malformed",          # not a compact JWS with JSON header and payload, or a claim of the wrong type
     "forbidden-header",   # the token embeds or points to its own key (`jwk`, `jku`, `x5u`, `x5c`)
+    "wrong-type",         # the header's `typ` is not an assertion's ("JWT"): a session token, or none
     "wrong-issuer",       # `iss` is not one of the issuers this backend was started with
     "bad-algorithm",      # the header's `alg` is not pinned, or differs from the key's JWK `alg`
     "unknown-key",        # no key of the issuer has this `kid`, even after one refetch
@@ -59,6 +62,9 @@ ASSERTION_LIFETIME_SECONDS = 30
 
 #: Clock skew tolerated between the platform and this backend. A few seconds, never minutes.
 LEEWAY_SECONDS = 5
+
+#: The `typ` header of a call assertion; a session token's is "toolgate-session+jwt" (RFC 8725 §3.11).
+ASSERTION_TYPE = "JWT"
 
 #: Header members by which a token brings its own key: trusting them lets anyone sign.
 FORBIDDEN_HEADERS = frozenset({"jwk", "jku", "x5u", "x5c"})
@@ -101,12 +107,14 @@ class Verifier:
     """Checks call assertions against the issuers this backend trusts."""
 
     def __init__(self, issuers: Iterable[str], broken: str | None = None,
-                 fetcher: Fetcher | None = None) -> None:
+                 fetcher: Fetcher | None = None,
+                 refetch_cooldown: float = REFETCH_COOLDOWN_SECONDS) -> None:
         if broken is not None and broken not in BROKEN_MODES:
             raise ValueError(f"unknown broken mode {broken!r}; choose one of: {', '.join(BROKEN_MODES)}")
         self.broken = broken
         self._fetcher = fetcher
-        self._keys = {issuer: IssuerKeys(issuer, fetcher) for issuer in issuers}
+        self._cooldown = refetch_cooldown
+        self._keys = {issuer: IssuerKeys(issuer, fetcher, cooldown=refetch_cooldown) for issuer in issuers}
         if not self._keys:
             raise ValueError("at least one issuer must be trusted")
 
@@ -124,6 +132,8 @@ class Verifier:
         header, unverified = peek(token)
         if FORBIDDEN_HEADERS & header.keys():
             raise Rejected("forbidden-header")  # and nothing it names is fetched
+        if header.get("typ") != ASSERTION_TYPE:
+            raise Rejected("wrong-type")
 
         # The token's `iss` only selects among issuers trusted by configuration.
         issuer = unverified.get("iss")
@@ -161,7 +171,7 @@ class Verifier:
         if self.broken == "any-issuer":
             # The classic mistake: keys fetched from wherever the token says. Anyone can sign.
             # (Unbounded, like the mistake itself: this mode exists for negative tests only.)
-            return self._keys.setdefault(issuer, IssuerKeys(issuer, self._fetcher))
+            return self._keys.setdefault(issuer, IssuerKeys(issuer, self._fetcher, cooldown=self._cooldown))
         raise Rejected("wrong-issuer")
 
     def _claims(self, token: str, tool: str, issuer: str,

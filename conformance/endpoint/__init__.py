@@ -12,7 +12,8 @@ from typing import Iterator
 
 from conformance.endpoint.cases import SUITE
 from conformance.endpoint.target import METHODS, EndpointTarget, ToolCall, reachable
-from conformance.issuer import KitIssuer
+from conformance.issuer import JWKS_PATH, KitIssuer
+from conformance.limits import ROTATION_WAIT_MAX_SECONDS, ROTATION_WAIT_SECONDS
 from conformance.runner import CouldNotRun
 from conformance.tokens import SigningKey
 
@@ -30,15 +31,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tool", required=True, help="the tool's name: the assertion's aud")
     parser.add_argument("--subject", default=DEFAULT_SUBJECT,
                         help=f"the assertion's sub and the {{subject}} value (default {DEFAULT_SUBJECT})")
+    parser.add_argument("--other-subject", metavar="S",
+                        help="a second person the backend knows, whose URL the subject-binding case "
+                             "points the first person's assertion at (default: the subject plus "
+                             "'-other'); name a real one if your backend answers 404 for strangers")
     parser.add_argument("--param", action="append", default=[], metavar="K=V",
                         help="a parameter, placed as the URL says; K:=V reads V as JSON")
     parser.add_argument("--jwks-port", type=int, default=0, metavar="P",
                         help="serve the kit's key set on this port (default: any free port)")
+    parser.add_argument("--untrusted-port", type=int, default=0, metavar="P",
+                        help="serve the untrusted issuer (the forgeries' own key set, and the URLs "
+                             "a token's jku or x5u points to) on this port (default: any free port); "
+                             "a firewalled CI opens it like --jwks-port")
     parser.add_argument("--issuer-host", default="127.0.0.1",
-                        help="the host in the issuer URL, where the key set is served")
+                        help="the host in both issuers' URLs, where the backend reaches the kit")
     parser.add_argument("--key-file", metavar="FILE",
                         help="keep the kit's signing key in FILE (created if missing), so a "
                              "backend that cached the key set keeps trusting it across runs")
+    parser.add_argument("--rotation-wait", type=_rotation_wait, default=ROTATION_WAIT_SECONDS,
+                        metavar="SECONDS",
+                        help=f"how long endpoint/key-rotation-picked-up keeps calling with a newly "
+                             f"published key before it fails (default {ROTATION_WAIT_SECONDS:g}: jose's "
+                             f"JWKS client refetches at most every 30 s)")
+
+
+def _rotation_wait(text: str) -> float:
+    seconds = float(text)
+    if not 0 <= seconds <= ROTATION_WAIT_MAX_SECONDS:
+        raise argparse.ArgumentTypeError(f"must be from 0 to {ROTATION_WAIT_MAX_SECONDS:g} seconds")
+    return seconds
 
 
 @contextlib.contextmanager
@@ -51,8 +72,9 @@ def open_target(args: argparse.Namespace) -> Iterator[EndpointTarget]:
     key = signing_key(args.key_file) if args.key_file else None
     reachable(call.url)
     with KitIssuer(args.issuer_host, args.jwks_port, key) as issuer, \
-            KitIssuer(args.issuer_host, 0) as untrusted:
-        yield EndpointTarget(call, issuer, untrusted)
+            KitIssuer(args.issuer_host, args.untrusted_port) as untrusted:
+        yield EndpointTarget(call, issuer, untrusted, other_subject=args.other_subject or "",
+                             rotation_wait=args.rotation_wait)
 
 
 def signing_key(path: str) -> SigningKey:
@@ -80,4 +102,5 @@ def signing_key(path: str) -> SigningKey:
 
 def banner(target: EndpointTarget) -> list[str]:
     """Printed before the cases run: the issuer the endpoint must trust for the run to pass."""
-    return [f"issuer: {target.issuer.url}"]
+    return [f"issuer: {target.issuer.url} (trust it; the backend fetches {JWKS_PATH} there)",
+            f"untrusted: {target.untrusted.url} (forgeries point here: reachable, never fetched)"]

@@ -1,19 +1,24 @@
-"""The forged calls an endpoint must refuse, as one table.
+"""The forged calls an endpoint must refuse, as tables: here the forgeries of the signature and key.
 
 Each row is one case, `endpoint/<name>-rejected`: a title, the requirement it checks, where the
-spec says so, and how to forge the calls. A forgery is a correct assertion with exactly one thing
-wrong, so only the check that matches it can catch it; some rows try that one thing several ways
-(every spelling of `none`), and the case reports each attempt the endpoint let through.
+spec or the threat model says so, and how to forge the calls. A forgery is a correct assertion with
+exactly one thing wrong, so only the check that matches it can catch it; some rows try that one
+thing several ways (every spelling of `none`), and the case reports each attempt the endpoint let
+through. An attempt may also set traps, URLs the token points to that nothing may fetch: refusing
+after fetching a token's `jku` is still following it. The forgeries of the claims are in claims.py.
 """
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass
 from typing import Callable
 
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+
 from conformance.case import Check, SpecRef, Verdict
 from conformance.endpoint.target import EndpointTarget
-from conformance.issuer import JWKS_PATH
-from conformance.limits import ASSERTION_LIFETIME_SECONDS
+from conformance.issuer import KitIssuer
 from conformance.tokens import SigningKey, compact, hs256, with_payload
 
 #: The answers that mean "refused": the endpoint did not take the caller to be who it claims.
@@ -22,19 +27,39 @@ REFUSALS = (401, 403)
 HOW_TOOLS_RUN = "spec/how-tools-run.txt"
 THREATS = "THREATS.md"
 
+#: Files whose content anyone knows, by the kid that walks a key directory to them: what a backend
+#: that reads keys from files named by `kid` would key its HMAC with. (pyjwt and jose refuse an
+#: empty HMAC key, so /dev/null alone would not catch a pyjwt backend; Linux's ostype is "Linux".)
+PATH_KIDS = {"../../../../../../../../dev/null": b"",
+             "../../../../../../../../proc/sys/kernel/ostype": b"Linux\n"}
+#: What a backend that looks keys up in SQL by `kid` gets for this one: the secret it selects.
+SQL_SECRET = "conformance-kit-secret-selected-by-sql"
+SQL_KID = f"nokey' UNION SELECT '{SQL_SECRET}' -- "
+
+
+@dataclass(frozen=True)
+class Trap:
+    """A URL on one of the kit's issuers that a forged token points to, and what points to it."""
+
+    issuer: KitIssuer
+    url: str
+    what: str
+
 
 @dataclass(frozen=True)
 class Attempt:
-    """One forged call: what is wrong with it (for the report), its token, whose subject it fills."""
+    """One forged call: what is wrong with it (for the report), its token, whose subject it fills,
+    and the traps it sets (URLs that must never be fetched)."""
 
     label: str
     token: str | None
     subject: str | None = None
+    traps: tuple[Trap, ...] = ()
 
 
 @dataclass(frozen=True)
 class Forgery:
-    """One row of the table: a case that sends forged calls and expects every one refused."""
+    """One row of a table: a case that sends forged calls and expects every one refused."""
 
     name: str
     title: str
@@ -43,43 +68,34 @@ class Forgery:
     forge: Callable[[EndpointTarget], list[Attempt]]
 
 
+def nothing_accepted(target: EndpointTarget) -> Verdict | None:
+    """An errored verdict when the endpoint refuses even a correct call, else None.
+
+    An endpoint that refuses everything refuses every forgery too; that proves nothing, so the
+    forgery cases are reported as errors rather than passes.
+    """
+    answer = target.valid_answer()
+    if answer.accepted:
+        return None
+    return Verdict.errored(f"nothing was accepted, so a refusal proves nothing: a correctly signed call "
+                           f"got {answer.describe()} (see endpoint/valid-call-accepted)")
+
+
 def check_refused(forgery: Forgery, target: EndpointTarget) -> Verdict:
-    """Send every attempt of `forgery`; each must be answered 401 or 403."""
+    """Send every attempt of `forgery`; each must be answered 401 or 403, its traps untouched."""
+    unproven = nothing_accepted(target)
+    if unproven is not None:
+        return unproven
     check = Check()
     for attempt in forgery.forge(target):
         answer = target.send(attempt.token, attempt.subject)
         check.expect(answer.status in REFUSALS, f"answer to {attempt.label}",
                      " or ".join(map(str, REFUSALS)), answer.describe())
+        for trap in attempt.traps:
+            fetched = trap.issuer.fetches_of(trap.url)
+            check.expect(fetched == 0, f"fetches of {trap.url} ({trap.what})", "none: never fetched",
+                         f"fetched {fetched} time(s)")
     return check.verdict()
-
-
-def _expired(target: EndpointTarget) -> list[Attempt]:
-    claims = target.claims()
-    # Minted three lifetimes ago, so it expired two lifetimes ago: far past any sane leeway.
-    shift = 3 * ASSERTION_LIFETIME_SECONDS
-    claims["iat"] -= shift
-    claims["exp"] -= shift
-    label = f"an assertion that expired {shift - ASSERTION_LIFETIME_SECONDS} s ago"
-    return [Attempt(label, target.issuer.key.sign(claims))]
-
-
-def _wrong_audience(target: EndpointTarget) -> list[Attempt]:
-    tool = target.call.tool
-    other = f"{tool}_other"
-    alone = {**target.claims(), "aud": other}
-    listed = {**target.claims(), "aud": [other, tool]}
-    return [
-        Attempt(f"aud {other!r}", target.issuer.key.sign(alone)),
-        Attempt(f"aud [{other!r}, {tool!r}] (a list that merely contains this tool)",
-                target.issuer.key.sign(listed)),
-    ]
-
-
-def _wrong_issuer(target: EndpointTarget) -> list[Attempt]:
-    untrusted = target.untrusted
-    claims = {**target.claims(), "iss": untrusted.url}
-    return [Attempt(f"iss {untrusted.url} (an issuer serving its own key set)",
-                    untrusted.key.sign(claims))]
 
 
 def _bad_signature(target: EndpointTarget) -> list[Attempt]:
@@ -110,15 +126,45 @@ def _hs256_public_key(target: EndpointTarget) -> list[Attempt]:
 
 def _unknown_kid(target: EndpointTarget) -> list[Attempt]:
     stranger = SigningKey.generate()
-    untrusted = target.untrusted
-    jku = f"{untrusted.url}{JWKS_PATH}"
+    return [Attempt(f"an assertion signed by an unpublished key (kid {stranger.kid})",
+                    stranger.sign(target.claims()))]
+
+
+def _der_base64(key: SigningKey) -> str:
+    pem = key.certificate_pem()
+    der = x509.load_pem_x509_certificate(pem).public_bytes(serialization.Encoding.DER)
+    return base64.b64encode(der).decode("ascii")
+
+
+def _embedded_key(target: EndpointTarget) -> list[Attempt]:
+    stranger, untrusted = SigningKey.generate(), target.untrusted
+    jku, x5u = untrusted.trap("jku"), untrusted.trap("x5u")
     return [
-        Attempt(f"an assertion signed by an unpublished key (kid {stranger.kid})",
-                stranger.sign(target.claims())),
-        Attempt("the same, with that key embedded in a jwk header",
+        Attempt("an assertion signed by an unpublished key embedded in its jwk header",
                 stranger.sign(target.claims(), headers={"jwk": stranger.public_jwk()})),
         Attempt("an assertion signed by a key published only at its jku header's URL",
-                untrusted.key.sign(target.claims(), headers={"jku": jku})),
+                untrusted.key.sign(target.claims(), headers={"jku": jku}),
+                traps=(Trap(untrusted, jku, "the token's jku"),)),
+        Attempt("an assertion signed by a key certified only at its x5u header's URL",
+                untrusted.key.sign(target.claims(), headers={"x5u": x5u}),
+                traps=(Trap(untrusted, x5u, "the token's x5u"),)),
+        Attempt("an assertion signed by an unpublished key whose certificate is in its x5c header",
+                stranger.sign(target.claims(), headers={"x5c": [_der_base64(stranger)]})),
+    ]
+
+
+def _kid_injection(target: EndpointTarget) -> list[Attempt]:
+    untrusted = target.untrusted
+    url_kid = untrusted.trap("kid")
+    return [
+        *[Attempt(f"HS256 keyed with {content!r} under kid {kid!r} (a path to a file holding that)",
+                  hs256({"kid": kid, "typ": "JWT"}, target.claims(), content))
+          for kid, content in PATH_KIDS.items()],
+        Attempt(f"HS256 keyed with {SQL_SECRET!r} under kid {SQL_KID!r} (SQL selecting that secret)",
+                hs256({"kid": SQL_KID, "typ": "JWT"}, target.claims(), SQL_SECRET.encode())),
+        Attempt("an assertion signed by an untrusted key whose kid is the URL of its key set",
+                untrusted.key.sign(target.claims(), kid=url_kid),
+                traps=(Trap(untrusted, url_kid, "the token's kid"),)),
     ]
 
 
@@ -135,30 +181,7 @@ def _no_token(target: EndpointTarget) -> list[Attempt]:
     return [Attempt("a call with no Authorization header", None)]
 
 
-FORGERIES: tuple[Forgery, ...] = (
-    Forgery(
-        "expired", "Expired assertions are refused",
-        "An endpoint refuses an assertion whose exp has passed, with 401 or 403.",
-        (SpecRef(HOW_TOOLS_RUN, "exp, the expiry: thirty seconds after the call is minted. "
-                                "A leaked assertion is worthless almost immediately"),),
-        _expired,
-    ),
-    Forgery(
-        "wrong-audience", "Assertions for another tool are refused",
-        "An endpoint refuses, with 401 or 403, an assertion whose aud is not exactly its own "
-        "tool's name, including a list that merely contains it.",
-        (SpecRef(HOW_TOOLS_RUN, "so an assertion minted for one tool can never be pointed at another"),
-         SpecRef(THREATS, "an `aud` list that merely contains the tool's name")),
-        _wrong_audience,
-    ),
-    Forgery(
-        "wrong-issuer", "Assertions from an untrusted issuer are refused",
-        "An endpoint refuses, with 401 or 403, an assertion from an issuer it was not configured "
-        "to trust, even when that issuer's own key set verifies it.",
-        (SpecRef(HOW_TOOLS_RUN, "iss, the issuer: your organization’s URL on the platform."),
-         SpecRef(THREATS, "The issuer comes from configuration, never from the token")),
-        _wrong_issuer,
-    ),
+SIGNATURE_FORGERIES: tuple[Forgery, ...] = (
     Forgery(
         "bad-signature", "Assertions with a bad signature are refused",
         "An endpoint refuses, with 401 or 403, an assertion whose signature does not verify "
@@ -184,11 +207,26 @@ FORGERIES: tuple[Forgery, ...] = (
     Forgery(
         "unknown-kid", "Assertions signed by an unpublished key are refused",
         "An endpoint verifies only against the keys its issuer publishes and refuses, with 401 or "
-        "403, an assertion signed by any other key, however the token offers it.",
+        "403, an assertion signed by any other key.",
         (SpecRef(HOW_TOOLS_RUN, "Your backend fetches that organization’s public keys from "
-                                "{iss}/.well-known/jwks.json and verifies the signature against them."),
-         SpecRef(THREATS, "an embedded `jwk`, `jku` or `x5u` header")),
+                                "{iss}/.well-known/jwks.json and verifies the signature against them."),),
         _unknown_kid,
+    ),
+    Forgery(
+        "embedded-key", "Keys a token embeds or points to are never used nor fetched",
+        "An endpoint refuses, with 401 or 403, an assertion signed by a key it embeds (jwk, x5c) or "
+        "points to (jku, x5u), and never fetches the URL such a header names.",
+        (SpecRef(THREATS, "an embedded `jwk`, `jku` or `x5u` header"),
+         SpecRef(THREATS, "are all refused, with no fetch made")),
+        _embedded_key,
+    ),
+    Forgery(
+        "kid-injection", "A kid that is a path, SQL or a URL is refused",
+        "An endpoint refuses, with 401 or 403, an assertion whose kid is a file path, SQL or a URL, "
+        "whatever key that kid would lead a careless lookup to, and never fetches a kid.",
+        (SpecRef(THREATS, "a `kid` that is a path or SQL"),
+         SpecRef(THREATS, "are all refused, with no fetch made")),
+        _kid_injection,
     ),
     Forgery(
         "tampered-payload", "Assertions changed after signing are refused",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -20,7 +21,9 @@ import gevent
 import requests
 
 from conformance.issuer import KitIssuer
-from conformance.limits import CALL_DEADLINE_SECONDS, EXCERPT_CHARS, RESPONSE_CAP_CHARS
+from conformance.limits import (
+    CALL_DEADLINE_SECONDS, EXCERPT_CHARS, RESPONSE_CAP_CHARS, ROTATION_WAIT_SECONDS,
+)
 from conformance.runner import CouldNotRun
 from conformance.tokens import assertion_claims
 
@@ -140,6 +143,11 @@ class Answer:
         """More characters than a successful response may carry."""
         return self.chars > RESPONSE_CAP_CHARS
 
+    @property
+    def accepted(self) -> bool:
+        """A 2xx answer."""
+        return self.status is not None and 200 <= self.status < 300
+
     def describe(self) -> str:
         """The answer in a few words, for a failure report's `actual`."""
         if self.problem is not None:
@@ -187,6 +195,32 @@ class EndpointTarget:
     call: ToolCall
     issuer: KitIssuer
     untrusted: KitIssuer
+    #: Another person, for the subject-binding case (`--other-subject`).
+    other_subject: str = ""
+    #: How long the rotation case waits for the endpoint to take the next key (`--rotation-wait`).
+    rotation_wait: float = ROTATION_WAIT_SECONDS
+    _valid: Answer | None = field(default=None, init=False, repr=False)
+    _valid_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.other_subject:
+            self.other_subject = f"{self.call.subject}-other"
+
+    @property
+    def binds_subject(self) -> bool:
+        """Whether the URL carries `{subject}`: only then does an assertion's sub pick whose data."""
+        return SUBJECT in PLACEHOLDER.findall(self.call.url)
+
+    def valid_answer(self) -> Answer:
+        """The endpoint's answer to one correct call, made once per run and shared by every case.
+
+        A forgery's refusal proves something only if a correct call is accepted; every forgery case
+        asks this first, so an endpoint refusing everything errors them instead of passing them.
+        """
+        with self._valid_lock:
+            if self._valid is None:
+                self._valid = self.send(self.issuer.key.sign(self.claims()))
+            return self._valid
 
     def claims(self, subject: str | None = None) -> dict[str, Any]:
         """Fresh, correct assertion claims from the trusted issuer for this tool."""

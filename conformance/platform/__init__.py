@@ -1,10 +1,12 @@
 """The platform suite: checks a running Toolgate platform end to end, over HTTP, as an outsider.
 
-`toolgate conformance platform --url URL --admin-key KEY [--agent-key KEY] [--mock-url URL]`
-checks an organization on a running platform; without `--url` the kit starts a platform and a
-mock backend itself on free loopback ports. Without `--mock-url` (and with `--url`) it starts a
-mock backend on loopback trusting the organization's issuer, which the platform must be allowed
-to reach. Every run names its tools and projects with a random prefix, so runs never collide.
+`toolgate conformance platform --url URL --admin-key KEY [--agent-key KEY] [--mock-url URL]
+[--model-url URL]` checks an organization on a running platform; without `--url` the kit starts a
+platform, a mock backend and a scripted model itself on free loopback ports. Without `--mock-url`
+(and with `--url`) it starts a mock backend on loopback trusting the organization's issuer, which
+the platform must be allowed to reach. A pre-flight (preflight.py) checks the keys, the mock and
+the model before any case runs. Every run names its tools and projects with a random prefix, so
+runs never collide.
 """
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ from conformance.platform import cases  # noqa: F401  (declares every case on SU
 from conformance.platform.budgets import REQUEST_TIMEOUT_SECONDS
 from conformance.platform.client import PlatformTarget, SetupRefused
 from conformance.platform.launch import local_platform, mock_backend
+from conformance.platform.model import ScriptedModel
+from conformance.platform.preflight import preflight
 from conformance.platform.suite import SUITE
 from conformance.runner import CouldNotRun
 
@@ -37,6 +41,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a mock backend (`toolgate mock-backend`) trusting the organization's "
                              "issuer and reachable from the platform; without it the kit starts "
                              "one on loopback")
+    parser.add_argument("--model-url", metavar="URL",
+                        help="the scripted model server (python -m mock_backend.model_server) the "
+                             "platform runs turns with, reachable from the kit, for the turn cases "
+                             "(turn/…), which error without it; without --url the kit starts one")
 
 
 def _issuer(target: PlatformTarget) -> None:
@@ -60,24 +68,29 @@ def _mock_answers(mock_url: str) -> None:
 def open_target(args: argparse.Namespace) -> Iterator[PlatformTarget]:
     """The platform to check: the one named by --url, or one the kit starts (and stops) itself."""
     if args.url is None:
-        if args.admin_key or args.mock_url:
-            raise CouldNotRun("--admin-key and --mock-url go with --url; without --url the kit "
-                              "starts its own platform and mock backend")
+        if args.admin_key or args.mock_url or args.model_url:
+            raise CouldNotRun("--admin-key, --mock-url and --model-url go with --url; without --url the kit "
+                              "starts its own platform, mock backend and model")
         with local_platform() as started:
-            target = PlatformTarget(started.url, started.admin_key, started.mock_url, started.agent_key)
+            target = PlatformTarget(started.url, started.admin_key, started.mock_url, started.agent_key,
+                                    model=ScriptedModel(started.model_url))
             _issuer(target)
+            preflight(target)
             yield target
         return
     if not args.admin_key:
         raise CouldNotRun("--url needs --admin-key, an admin API key of the organization to check")
-    target = PlatformTarget(args.url, args.admin_key, args.mock_url or "", args.agent_key)
+    target = PlatformTarget(args.url, args.admin_key, args.mock_url or "", args.agent_key,
+                            model=ScriptedModel(args.model_url.rstrip("/")) if args.model_url else None)
     _issuer(target)
     if args.mock_url:
         _mock_answers(target.mock_url)
+        preflight(target)
         yield target
         return
     with mock_backend(target.issuer) as mock_url:
         target.mock_url = mock_url
+        preflight(target)
         yield target
 
 
@@ -85,6 +98,10 @@ def banner(target: PlatformTarget) -> list[str]:
     """Printed before the cases run: what is checked, and the run's prefix to find its objects by."""
     lines = [f"platform: {target.url}", f"issuer:   {target.issuer}", f"mock:     {target.mock_url}",
              f"run:      {target.run} (every tool and project of this run starts with it)"]
+    if target.model is not None:
+        lines.insert(3, f"model:    {target.model.url}")
+    else:
+        lines.append("note:     no --model-url, so the turn cases (turn/…) cannot run")
     if target.agent_key is None:
         lines.append("note:     no --agent-key, so the agent cases (lifecycle/agent-…) cannot run")
     return lines

@@ -17,8 +17,10 @@ LATE_BY_SECONDS = 4.0
 #: A step holding a timed-out call must come back within the deadline plus this: the call is aborted.
 ABORT_SLACK_SECONDS = 3.0
 
-#: How long each of the calls that must overlap takes at the mock.
-OVERLAP_CALL_SECONDS = 1.0
+#: How long each of the calls that must overlap takes at the mock. Two of them in parallel must take less
+#: than their sum; the platform's own work (tokens, signing, storing) comes out of the margin that leaves, so
+#: a longer call leaves more: at 1 s, a loaded machine (load 10 on 2 cores) opened in 2.03 s now and then.
+OVERLAP_CALL_SECONDS = 1.5
 
 #: Clock difference tolerated between the kit and the platform when checking `iat`.
 CLOCK_TOLERANCE_SECONDS = 10

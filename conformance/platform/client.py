@@ -84,6 +84,8 @@ class PlatformTarget:
     agent_key: str | None = None
     run: str = field(default_factory=new_run_prefix)
     issuer: str = ""
+    #: The scripted model the platform runs turns with (a `model.ScriptedModel`), if the kit has one.
+    model: Any = None
 
     def __post_init__(self) -> None:
         self.url = self.url.rstrip("/")

@@ -6,10 +6,11 @@ taken by another process between the guess and the bind.
 
 `toolgate conformance platform` without `--url` checks a platform of its own: a fresh SQLite
 database in a temporary directory, one organization, an admin and an agent key, `toolgate serve`
-allowed to call loopback (where the mock listens), and `toolgate mock-backend` trusting that
-organization's issuer. Everything runs through the `toolgate` command beside the running Python,
-as an operator would run it; the kit imports nothing of the service. Both processes are stopped,
-and the directory removed, when the context closes.
+allowed to call loopback (where the mock listens) and running turns with the scripted model
+(`toolgate model-server`, which the turn cases script), and `toolgate mock-backend`
+trusting that organization's issuer. Everything runs as a process, through the `toolgate` command
+beside the running Python as an operator would run it; the kit imports nothing of the service or
+the mock. Every process is stopped, and the directory removed, when the context closes.
 """
 from __future__ import annotations
 
@@ -39,6 +40,8 @@ ALLOWED_NETWORKS = "127.0.0.0/8"
 LISTENING = re.compile(r"listening on (http://\S+)")
 #: How often the kit looks at a starting server's output for that line.
 POLL_SECONDS = 0.05
+#: The model name the platform is configured with; the scripted model answers to any.
+SCRIPTED_MODEL = "scripted"
 #: How long a stopped process gets to exit before it is killed.
 STOP_SECONDS = 10
 LOG_TAIL_CHARS = 2_000
@@ -52,6 +55,7 @@ class Started:
     admin_key: str
     agent_key: str
     mock_url: str
+    model_url: str = ""
 
 
 def toolgate_command() -> str:
@@ -166,11 +170,24 @@ def mock_backend(issuer: str, toolgate: str | None = None) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def local_platform(public_url: str | None = None) -> Iterator[Started]:
-    """A platform with one organization and a mock backend, started and stopped by the kit.
+def model_server(toolgate: str | None = None) -> Iterator[str]:
+    """`toolgate model-server`, the scripted model, on a free loopback port; its URL."""
+    command = [toolgate or toolgate_command(), "model-server", "--host", LOOPBACK, "--port", "0"]
+    workdir = Path(tempfile.mkdtemp(prefix="toolgate-conformance-model-"))
+    try:
+        with _server(command, dict(os.environ), workdir / "model.log", "the scripted model") as url:
+            yield url
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def local_platform(public_url: str | None = None, model_via: str | None = None) -> Iterator[Started]:
+    """A platform with one organization, a mock backend and a scripted model, started and stopped by the kit.
 
     `public_url` is where clients reach the platform when that is not its own address (a proxy
-    in front of it): the issuer, and so the key set the mock trusts, live there.
+    in front of it): the issuer, and so the key set the mock trusts, live there. `model_via` is
+    where the platform reaches the model when that is not the model server itself (a proxy again).
     """
     toolgate = toolgate_command()
     workdir = Path(tempfile.mkdtemp(prefix="toolgate-conformance-"))
@@ -179,8 +196,11 @@ def local_platform(public_url: str | None = None) -> Iterator[Started]:
            "TOOLGATE_ALLOWED_NETWORKS": ALLOWED_NETWORKS, "TOOLGATE_DATABASE_URL": database}
     try:
         admin_key, agent_key = _create_organization(toolgate, env, database)
-        with _serve(toolgate, env, database, workdir, public_url) as url, \
-                mock_backend(f"{public_url or url}/orgs/{ORG}", toolgate) as mock_url:
-            yield Started(url, admin_key, agent_key, mock_url)
+        with model_server(toolgate) as model_url:
+            env.update(TOOLGATE_MODEL_PROVIDER="openai", TOOLGATE_MODEL_BASE_URL=f"{model_via or model_url}/v1",
+                       TOOLGATE_MODEL=SCRIPTED_MODEL, TOOLGATE_MODEL_API_KEY="")
+            with _serve(toolgate, env, database, workdir, public_url) as url, \
+                    mock_backend(f"{public_url or url}/orgs/{ORG}", toolgate) as mock_url:
+                yield Started(url, admin_key, agent_key, mock_url, model_url)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

@@ -1,11 +1,13 @@
-"""The traceability map: every sentence of `spec/` and the platform cases that check it, or why none can.
+"""The traceability map: every sentence of `spec/` and THREATS.md and the cases that check it, or why none can.
 
-conformance/traceability.json lists, file by file and in the spec's own order, every sentence the
-spec says (headings aside), each with the case ids that observe it, or the name of a written reason
-why no case of the platform suite can (advice to the integrator, a screen of the dashboard, …).
-`problems` compares the map with the spec's text and the suite: a sentence the map lacks, a
-sentence it has that the spec no longer says, a case it names that does not exist, or a case it
-never names all count, so the map cannot drift from either.
+conformance/traceability.json lists, file by file and in the text's own order, every sentence the
+spec and the threat model say (headings aside), each with the case ids that observe it (of either
+suite: `endpoint/…` for what an integrator's backend must do, the platform's areas for the rest),
+or the name of a written reason why no case can (advice to the integrator, a screen of the
+dashboard, a safeguard only the service's own tests can provoke, …). `problems` compares the map
+with the texts and the suites: a sentence the map lacks, a sentence it has that the text no longer
+says, a case it names that does not exist, or a case it never names all count, so the map cannot
+drift from either.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from typing import Any, Iterable
 
 TRACEABILITY_FILE = Path(__file__).resolve().parents[1] / "traceability.json"
 
-_BULLET = re.compile(r"^•\s*")
+_BULLET = re.compile(r"^(?:•|- )\s*")  # the spec's bullets, and Markdown's
 # A sentence ends at . ! ? or a closing quote after one, before the capital, quote or brace of the next.
 _BOUNDARY = re.compile(r"(?<=[.!?”])\s+(?=[A-Z“{])")
 _ENDS_A_SENTENCE = re.compile(r"[.:!?”)]$")
@@ -28,7 +30,8 @@ _LABEL_WORDS = 3
 def spec_sentences(text: str) -> list[str]:
     """Every sentence of a spec file, in order: bullets and table rows count, headings do not.
 
-    A heading is a line with no tab that neither ends like a sentence nor starts an example.
+    A heading is a Markdown heading (`#`), or a line with no tab that neither ends like a sentence
+    nor starts an example.
     A table row (tab-separated) is one sentence, tabs kept. A bullet's short label stays with the
     sentence after it.
     """
@@ -36,6 +39,8 @@ def spec_sentences(text: str) -> list[str]:
     for line in text.splitlines():
         line = line.strip()
         if not line:
+            continue
+        if line.startswith("#"):
             continue
         if "\t" in line:
             sentences.append(line)

@@ -1,159 +1,206 @@
-"""The endpoint suite against the real mock backend, honest and broken one check at a time.
+"""The endpoint suite against real backends on 127.0.0.1: honest ones pass, each broken one fails
+exactly the case of the check it skips.
 
-Each test starts its own mock (`python -m mock_backend`) on 127.0.0.1, trusting the issuer the
-kit will serve; a fresh mock per run, because a correct backend caches the key set it fetched.
+The backends run in this process on real sockets: the mock backend (honest, and in each of its
+broken modes) and a pyjwt backend written as docs/conformance.md says (tests/conformance/
+reference_backend.py), honest and with one flaw at a time. Each run gets fresh backends, because a
+correct backend caches the key set it fetched. Their key refetch cooldown, and the kit's rotation
+wait, are set short here (the real ones are 10 s and 35 s), so no test waits on a real clock.
 """
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Callable
 
-import gevent
 import pytest
 
 from conformance.cli import main
 from conformance.endpoint import SUITE
+from mock_backend import create_app
+from mock_backend.verify import BROKEN_MODES
 
-from tests.conformance.helpers import free_port
+from tests.conformance.helpers import free_port, serving
+from tests.conformance.reference_backend import FLAWS, ReferenceBackend
 
 REPO = Path(__file__).resolve().parents[2]
-LISTENING = re.compile(r"listening on (http://127\.0\.0\.1:\d+)")
+ALL = [case.id for case in SUITE]
+#: The kit's rotation wait and the backends' refetch cooldown, in these tests only.
+ROTATION_WAIT = "1.5"
+COOLDOWN = 0.1
 
 #: Each broken mode of the mock, and the cases that must fail against it (all others pass).
 BROKEN = {
     "skip-audience": {"endpoint/wrong-audience-rejected"},
-    "accept-expired": {"endpoint/expired-rejected"},
+    "accept-expired": {"endpoint/expired-rejected", "endpoint/just-expired-rejected"},
     "any-issuer": {"endpoint/wrong-issuer-rejected"},
     "skip-signature": {"endpoint/bad-signature-rejected", "endpoint/unknown-kid-rejected",
-                       "endpoint/tampered-payload-rejected"},
+                       "endpoint/kid-injection-rejected", "endpoint/tampered-payload-rejected"},
     "accept-alg-none": {"endpoint/alg-none-rejected"},
     "accept-hs256": {"endpoint/hs256-public-key-rejected"},
     "no-auth": {"endpoint/no-token-rejected"},
 }
 
-
-@pytest.fixture
-def start_mock():
-    """Start mock backends trusting http://127.0.0.1:J; answer (base URL, J). All stopped after."""
-    processes: list[subprocess.Popen] = []
-
-    def start(broken: str | None = None) -> tuple[str, int]:
-        jwks_port = free_port()
-        command = [sys.executable, "-m", "mock_backend", "--port", "0",
-                   "--issuer", f"http://127.0.0.1:{jwks_port}"]
-        if broken:
-            command += ["--broken", broken]
-        process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE,
-                                   stderr=subprocess.DEVNULL, text=True)
-        processes.append(process)
-        with gevent.Timeout(15, TimeoutError(f"mock backend {broken or 'honest'} did not start")):
-            line = process.stdout.readline()
-        match = LISTENING.search(line)
-        assert match, f"unexpected first line from the mock: {line!r}"
-        return match.group(1), jwks_port
-
-    yield start
-    for process in processes:
-        process.terminate()
-    for process in processes:
-        process.wait(timeout=10)
-        process.stdout.close()
-
-
-def _orders(base: str, jwks_port: int, *extra: str) -> list[str]:
-    return ["endpoint", "--url", f"{base}/users/{{subject}}/orders", "--method", "GET",
-            "--tool", "get_orders", "--jwks-port", str(jwks_port), *extra]
+#: Where each reference tool lives: the orders are per-user ({subject} in the URL), products shared.
+ORDERS = ("/users/{subject}/orders", "get_orders")
+PRODUCTS = ("/products", "search_products")
 
 
 def _outcomes(path: Path) -> dict[str, str]:
     return {case["id"]: case["outcome"] for case in json.loads(path.read_text())["cases"]}
 
 
-def test_every_case_passes_against_the_honest_mock(start_mock, tmp_path, capsys):
-    base, jwks_port = start_mock()
-    code = main(_orders(base, jwks_port, "--json", str(tmp_path / "r.json")))
+def _run(make_app: Callable[[str], Callable], tmp_path: Path, *extra: str, tool=ORDERS) -> tuple[int, dict]:
+    """Serve the backend `make_app(issuer)` and run the whole suite at it: (exit, outcomes by case)."""
+    jwks_port = free_port()
+    with serving(make_app(f"http://127.0.0.1:{jwks_port}")) as base:
+        code = main(["endpoint", "--url", base + tool[0], "--method", "GET", "--tool", tool[1],
+                     "--jwks-port", str(jwks_port), "--rotation-wait", ROTATION_WAIT,
+                     "--json", str(tmp_path / "r.json"), *extra])
+    return code, _outcomes(tmp_path / "r.json")
+
+
+def mock(broken: str | None = None) -> Callable[[str], Callable]:
+    return lambda issuer: create_app([issuer], broken=broken, refetch_cooldown=COOLDOWN)
+
+
+def reference(flaw: str | None = None, **options) -> Callable[[str], Callable]:
+    return lambda issuer: ReferenceBackend(issuer, flaw, COOLDOWN, **options)
+
+
+#: What the report says for some flaws, beyond naming the case.
+SAYS = {
+    # a key rotation missed: the likely cause, not only expected against actual
+    "caches-forever": r"likely cause: a new kid this run, and an endpoint that cached the last key set: "
+                      r"it fetched http://127\.0\.0\.1:\d+/\.well-known/jwks\.json 1 time\(s\)",
+    # refused, but only after fetching what the token pointed to: still a failure
+    "fetches-kid-url": r"- fetches of http://127\.0\.0\.1:\d+/trap/kid/\w+/\.well-known/jwks\.json "
+                       r"\(the token's kid\)\n +expected: none: never fetched\n +actual: +fetched 1 time",
+    "follows-jku": r"\(the token's jku\)\n +expected: none: never fetched\n +actual: +fetched 1 time",
+}
+
+
+def _failing(outcomes: dict[str, str]) -> set[str]:
+    return {case for case, outcome in outcomes.items() if outcome == "failed"}
+
+
+@pytest.mark.parametrize("backend", [mock(), reference()], ids=["mock", "pyjwt"])
+def test_every_case_passes_against_an_honest_backend(backend, tmp_path, capsys):
+    code, outcomes = _run(backend, tmp_path)
     out = capsys.readouterr().out.splitlines()
 
-    assert code == 0
-    assert out[0] == f"issuer: http://127.0.0.1:{jwks_port}"
-    assert [line.split()[1] for line in out[1:-1]] == [case.id for case in SUITE]
-    assert all(line.startswith("PASS  ") for line in out[1:-1])
+    assert code == 0, "\n".join(out)
+    assert out[0].startswith("issuer: http://127.0.0.1:")
+    assert out[1].startswith("untrusted: http://127.0.0.1:")
+    assert [line.split()[1] for line in out[2:-1]] == ALL
+    assert all(line.startswith("PASS  ") for line in out[2:-1])
     assert out[-1] == f"{len(SUITE)} passed, 0 failed"
-    assert set(_outcomes(tmp_path / "r.json").values()) == {"passed"}
-
-
-def test_body_parameters_reach_the_honest_mock_as_json(start_mock, capsys):
-    base, jwks_port = start_mock()
-    code = main(["endpoint", "--url", f"{base}/users/{{subject}}/cart", "--method", "POST",
-                 "--tool", "add_to_cart", "--subject", "alice", "--param", 'product_ids:=["p1"]',
-                 "--jwks-port", str(jwks_port)])
-    assert code == 0, capsys.readouterr().out
+    assert set(outcomes.values()) == {"passed"}
 
 
 @pytest.mark.parametrize("mode", sorted(BROKEN))
-def test_a_broken_mock_fails_exactly_the_cases_of_its_rule(mode, start_mock, tmp_path, capsys):
-    base, jwks_port = start_mock(mode)
-    code = main(_orders(base, jwks_port, "--json", str(tmp_path / "r.json")))
+def test_a_broken_mock_fails_exactly_the_cases_of_its_rule(mode, tmp_path, capsys):
+    code, outcomes = _run(mock(mode), tmp_path)
     out = capsys.readouterr().out
 
-    outcomes = _outcomes(tmp_path / "r.json")
     assert code == 1
-    assert {case for case, outcome in outcomes.items() if outcome == "failed"} == BROKEN[mode]
-    assert {case for case, outcome in outcomes.items() if outcome == "passed"} == \
-        {case.id for case in SUITE} - BROKEN[mode]
+    assert _failing(outcomes) == BROKEN[mode]
+    assert {case for case, outcome in outcomes.items() if outcome == "passed"} == set(ALL) - BROKEN[mode]
     for case_id in BROKEN[mode]:
         assert re.search(rf"^FAIL  {re.escape(case_id)} ", out, re.MULTILINE)
     assert out.splitlines()[-1] == f"{len(SUITE) - len(BROKEN[mode])} passed, {len(BROKEN[mode])} failed"
 
 
-def test_an_endpoint_trusting_another_issuer_fails_only_the_valid_call(start_mock, tmp_path):
-    base, _ = start_mock()
-    code = main(_orders(base, free_port(), "--json", str(tmp_path / "r.json")))
-    outcomes = _outcomes(tmp_path / "r.json")
+@pytest.mark.parametrize("flaw", sorted(FLAWS))
+def test_a_pyjwt_backend_with_one_flaw_fails_exactly_its_case(flaw, tmp_path, capsys):
+    # The subject check would refuse a token with no sub anyway, so that flaw shows on a shared tool.
+    tool = PRODUCTS if flaw == "sub-optional" else ORDERS
+    code, outcomes = _run(reference(flaw), tmp_path, tool=tool)
+    out = capsys.readouterr().out
+
+    assert code == 1, out
+    assert _failing(outcomes) == {FLAWS[flaw]}, out[out.find("Failures:"):]
+    assert not [case for case, outcome in outcomes.items() if outcome == "errored"]
+    assert re.search(rf"^FAIL  {re.escape(FLAWS[flaw])} ", out, re.MULTILINE)
+    if flaw in SAYS:
+        assert re.search(SAYS[flaw], out), out[out.find("Failures:"):]
+
+
+def test_when_nothing_is_accepted_every_other_case_errors_rather_than_passes(tmp_path, capsys):
+    # The backend trusts an issuer that is not the kit's: it refuses the correct call too.
+    code, outcomes = _run(lambda issuer: ReferenceBackend(f"http://127.0.0.1:{free_port()}"), tmp_path)
+    out = capsys.readouterr().out
+
     assert code == 1
-    assert {case for case, outcome in outcomes.items() if outcome != "passed"} == \
-        {"endpoint/valid-call-accepted"}
+    assert outcomes.pop("endpoint/valid-call-accepted") == "failed"
+    assert set(outcomes.values()) == {"errored"}
+    assert "error: nothing was accepted, so a refusal proves nothing: a correctly signed call got HTTP 401" in out
+    assert "likely cause: the endpoint never fetched http://127.0.0.1:" in out
+    assert out.splitlines()[-1] == f"0 passed, {len(SUITE)} failed"
 
 
-def test_every_case_fails_against_some_broken_target():
-    from mock_backend.verify import BROKEN_MODES
+def test_a_shared_tool_skips_the_subject_binding_and_says_why(tmp_path, capsys):
+    code, outcomes = _run(reference(), tmp_path, tool=PRODUCTS)
+    out = capsys.readouterr().out
+    assert code == 0
+    assert outcomes["endpoint/other-subject-rejected"] == "skipped"
+    assert "SKIP  endpoint/other-subject-rejected" in out
+    assert out.splitlines()[-1] == f"{len(SUITE) - 1} passed, 0 failed, 1 skipped"
 
+
+def test_a_404_for_another_persons_url_counts_only_when_that_persons_own_call_is_taken(tmp_path, capsys):
+    hides = reference(people=["alice", "bob"], not_yours=404)
+    code, outcomes = _run(hides, tmp_path, "--subject", "alice", "--other-subject", "bob")
+    assert (code, outcomes["endpoint/other-subject-rejected"]) == (0, "passed")
+
+    code, outcomes = _run(hides, tmp_path, "--subject", "alice")  # the default other person is unknown
+    out = capsys.readouterr().out
+    assert (code, outcomes["endpoint/other-subject-rejected"]) == (1, "errored")
+    assert "so that 404 proves nothing: name a second person it knows with --other-subject" in out
+
+
+def test_every_case_fails_against_some_broken_backend():
     assert set(BROKEN) == set(BROKEN_MODES)
-    covered = set().union(*BROKEN.values()) | {"endpoint/valid-call-accepted"}
-    assert covered == {case.id for case in SUITE}
+    covered = set().union(*BROKEN.values(), FLAWS.values()) | {"endpoint/valid-call-accepted"}
+    assert covered == set(ALL)
 
 
-def test_a_kept_key_lets_back_to_back_runs_pass_against_one_backend(start_mock, tmp_path, capsys):
-    base, jwks_port = start_mock()
+def test_a_kept_key_lets_back_to_back_runs_pass_against_one_backend(tmp_path, capsys):
     key_file = str(tmp_path / "kit-key.pem")
-    assert main(_orders(base, jwks_port, "--key-file", key_file)) == 0
-    assert oct(os.stat(key_file).st_mode & 0o777) == "0o600"
-    assert main(_orders(base, jwks_port, "--key-file", key_file)) == 0, capsys.readouterr().out
+    jwks_port = free_port()
+    command = ["--jwks-port", str(jwks_port), "--key-file", key_file, "--rotation-wait", ROTATION_WAIT]
+    with serving(ReferenceBackend(f"http://127.0.0.1:{jwks_port}", cooldown=COOLDOWN)) as base:
+        first = main(["endpoint", "--url", f"{base}/products", "--method", "GET", "--tool",
+                      "search_products", *command])
+        second = main(["endpoint", "--url", f"{base}/products", "--method", "GET", "--tool",
+                       "search_products", *command])
+    assert (first, second) == (0, 0), capsys.readouterr().out
+    assert oct(Path(key_file).stat().st_mode & 0o777) == "0o600"
 
 
-def test_python_m_conformance_runs_the_suite_and_writes_junit(start_mock, tmp_path):
-    honest, honest_jwks = start_mock()
-    broken, broken_jwks = start_mock("no-auth")
-    runs = {
-        "honest": subprocess.Popen([sys.executable, "-m", "conformance", *_orders(
-            honest, honest_jwks, "--junit", str(tmp_path / "honest.xml"))],
-            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True),
-        "broken": subprocess.Popen([sys.executable, "-m", "conformance", *_orders(
-            broken, broken_jwks, "--junit", str(tmp_path / "broken.xml"))],
-            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True),
-    }
-    done = {name: process.communicate(timeout=60) for name, process in runs.items()}
+def test_the_untrusted_issuer_listens_where_it_is_told(tmp_path, capsys):
+    port = free_port()
+    code, _ = _run(mock(), tmp_path, "--untrusted-port", str(port), "--case", "endpoint/wrong-issuer")
+    assert code == 0
+    assert capsys.readouterr().out.splitlines()[1].startswith(f"untrusted: http://127.0.0.1:{port} ")
 
-    assert runs["honest"].returncode == 0, done["honest"]
-    assert runs["broken"].returncode == 1, done["broken"]
-    assert done["honest"][1] == ""  # patched by __main__, so no note about running one at a time
-    assert done["broken"][0].splitlines()[-1] == f"{len(SUITE) - 1} passed, 1 failed"
-    suite = ET.parse(tmp_path / "broken.xml").getroot().find("testsuite")
+
+def test_python_m_conformance_runs_the_suite_and_writes_junit(tmp_path):
+    jwks_port = free_port()
+    with serving(ReferenceBackend(f"http://127.0.0.1:{jwks_port}", "typ-ignored", COOLDOWN)) as base:
+        done = subprocess.run(
+            [sys.executable, "-m", "conformance", "endpoint", "--url", f"{base}/users/{{subject}}/orders",
+             "--method", "GET", "--tool", "get_orders", "--jwks-port", str(jwks_port),
+             "--rotation-wait", ROTATION_WAIT, "--junit", str(tmp_path / "r.xml")],
+            cwd=REPO, capture_output=True, text=True, timeout=60)
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr == ""  # patched by __main__, so no note about running one at a time
+    assert done.stdout.splitlines()[-1] == f"{len(SUITE) - 1} passed, 1 failed"
+    suite = ET.parse(tmp_path / "r.xml").getroot().find("testsuite")
     failed = [case.get("name") for case in suite.findall("testcase") if case.find("failure") is not None]
-    assert failed == ["endpoint/no-token-rejected"]
-    assert ET.parse(tmp_path / "honest.xml").getroot().find("testsuite").get("failures") == "0"
+    assert failed == ["endpoint/session-token-rejected"]

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from datetime import datetime, timezone
 
 from conformance import report
 from conformance.case import Case, Verdict, Violation
@@ -100,3 +101,61 @@ def test_junit_survives_characters_xml_cannot_carry(tmp_path):
     report.write_junit(str(path), "sample", [Result(case, verdict, 0.0)])
     failure = ET.parse(path).getroot().find("testsuite/testcase/failure")
     assert "\ufffd[31m" in failure.text
+
+
+def _skipped_and_hinted() -> list[Result]:
+    skip = Case("area/not-here", "Not here", "R.", (SPEC,), lambda target: Verdict.skipped("no subject"))
+    hinted = Case("area/hinted", "Hinted", "R.", (SPEC,), lambda target: Verdict.passed())
+    return [Result(skip, Verdict.skipped("the URL carries no {subject}"), 0.0),
+            Result(hinted, Verdict.failed([Violation("status", "2xx", "401")], ["a cached key set"]), 0.1)]
+
+
+def test_a_skipped_case_is_neither_passed_nor_failed_and_says_why():
+    results = _skipped_and_hinted()
+    assert report.line(results[0], 13) == "SKIP  area/not-here  Not here"
+    assert report.closing_line(results) == "0 passed, 1 failed, 1 skipped"
+    assert report.closing_line(results[:1]) == "0 passed, 0 failed, 1 skipped"
+    assert report.exit_code(results[:1]) == 0
+    assert "area/not-here" not in "\n".join(report.failures_block(results, 13))
+
+
+def test_a_likely_cause_is_printed_after_the_violations():
+    block = report.failures_block(_skipped_and_hinted(), 13)
+    assert block.index("      likely cause: a cached key set") > block.index("          actual:   401")
+
+
+def test_junit_time_is_the_wall_time_and_timestamp_the_start(tmp_path):
+    started = datetime(2025, 5, 2, 9, 30, 15, 123456, tzinfo=timezone.utc)
+    results = _results() + _skipped_and_hinted()  # case times sum to far less than the wall time
+    path = tmp_path / "report.xml"
+    report.write_junit(str(path), "sample", results, started, 42.5)
+    root = ET.parse(path).getroot()
+    suite = root.find("testsuite")
+    assert (suite.get("time"), root.get("time")) == ("42.500", "42.500")
+    assert suite.get("timestamp") == "2025-05-02T09:30:15+00:00"
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == \
+        ("5", "2", "1", "1")
+    skipped = [case for case in suite.findall("testcase") if case.find("skipped") is not None]
+    assert [case.get("name") for case in skipped] == ["area/not-here"]
+    assert skipped[0].find("skipped").get("message") == "the URL carries no {subject}"
+
+
+def test_a_run_that_could_not_run_still_gets_a_junit_file_with_one_error(tmp_path):
+    path = tmp_path / "report.xml"
+    started = datetime(2025, 5, 2, 9, 30, 15, tzinfo=timezone.utc)
+    report.write_could_not_run_junit(str(path), "platform", "the mock refused: wrong-issuer", started, 1.25)
+    suite = ET.parse(path).getroot().find("testsuite")
+    assert (suite.get("tests"), suite.get("errors"), suite.get("time")) == ("1", "1", "1.250")
+    (case,) = suite.findall("testcase")
+    assert case.get("name") == "could-not-run"
+    assert case.find("error").get("message") == "the mock refused: wrong-issuer"
+
+
+def test_the_json_report_has_the_start_the_wall_time_and_the_hints(tmp_path):
+    path = tmp_path / "report.json"
+    started = datetime(2025, 5, 2, 9, 30, 15, tzinfo=timezone.utc)
+    report.write_json(str(path), "sample", _skipped_and_hinted(), started, 3.0)
+    data = json.loads(path.read_text())
+    assert (data["started"], data["seconds"], data["skipped"], data["could_not_run"]) == \
+        ("2025-05-02T09:30:15+00:00", 3.0, 1, None)
+    assert data["cases"][1]["hints"] == ["a cached key set"]

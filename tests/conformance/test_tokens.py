@@ -12,7 +12,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.hazmat.primitives import serialization
 
 from conformance.limits import ASSERTION_LIFETIME_SECONDS
-from conformance.tokens import SigningKey, assertion_claims, compact, hs256, with_payload
+from conformance.tokens import SESSION_TOKEN_TYPE, SigningKey, assertion_claims, compact, hs256, with_payload
 
 # RFC 7515 appendix A.3: the ES256 example key. Its RFC 7638 thumbprint is the published
 # vector oKIywvGU… (reproduced independently by several JOSE libraries).
@@ -110,3 +110,12 @@ def test_a_tampered_token_keeps_header_and_signature_and_no_longer_verifies():
     assert json.loads(_unb64(tampered.split(".")[1]))["sub"] == "mallory"
     with pytest.raises(jwt.InvalidSignatureError):
         jwt.decode(tampered, jwt.PyJWK(key.public_jwk()).key, algorithms=["ES256"], audience="t")
+
+
+def test_a_token_can_be_signed_with_another_typ_or_none():
+    key = SigningKey.generate()
+    typed = key.sign({"a": 1}, headers={"typ": SESSION_TOKEN_TYPE})
+    untyped = key.sign({"a": 1}, headers={"typ": None})
+    assert jwt.get_unverified_header(typed)["typ"] == "toolgate-session+jwt"
+    assert "typ" not in jwt.get_unverified_header(untyped)
+    assert jwt.decode(untyped, key.private.public_key(), algorithms=["ES256"]) == {"a": 1}

@@ -4,7 +4,8 @@ The kit is told this proxy is the mock (`--mock-url`), so every tool URL points 
 call the platform makes passes through. For each fault switched on it bends what the endpoint
 receives, as a platform with that bug would send it: calls one after another instead of
 together, a cookie, the model's subject in the path, a claim tampered with (the echo then shows
-the tampered assertion, re-signed with the double's published key so only that claim is wrong).
+the tampered assertion, re-signed with the double's published key so only that claim is wrong),
+or no call at all (`unreachable`: the mock as a platform that may not call it sees it).
 Anything else, including the mock's socket faults, passes through unchanged.
 """
 from __future__ import annotations
@@ -72,6 +73,8 @@ class Back:
         """Forward one call to the mock, bent by the faults on for its tool."""
         found = TOOL.match(incoming.path)
         tool = found.group(1) if found else None
+        if tool is not None and self.on("unreachable", tool):  # the platform's calls never get through
+            return Outgoing(502, {}, _broken("empty-response"))
         token = incoming.headers.get("Authorization", "").partition(" ")[2]
         sub = _unverified(token).get("sub")
         self.bend_request(incoming, tool, sub)

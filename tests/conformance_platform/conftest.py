@@ -2,7 +2,8 @@
 
 The platform's public URL is the front double's, so its issuer, and the key set the mock and the
 kit fetch, are reached through the front double too; its tools call the back double, which
-forwards to the mock. With no fault switched on, both doubles are transparent.
+forwards to the mock; it runs turns with the model double, which forwards to the scripted model.
+With no fault switched on, the doubles are transparent.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from conformance.platform.launch import Started, local_platform
 from tests.conformance_platform.back import Back
 from tests.conformance_platform.forwarding import serving, wsgi
 from tests.conformance_platform.front import Front
+from tests.conformance_platform.model_double import ModelDouble
 from tests.conformance_platform.state import Shared
 
 
@@ -21,28 +23,32 @@ from tests.conformance_platform.state import Shared
 class Doubles:
     front: Front
     back: Back
+    model: ModelDouble
     shared: Shared
     url: str
     mock_url: str
     started: Started
 
-    def switch(self, front: dict, back: dict) -> None:
+    def switch(self, front: dict, back: dict, model: dict | None = None) -> None:
         """Switch on exactly these faults."""
         self.shared.reset_faults()
-        self.front.faults, self.back.faults = dict(front), dict(back)
+        self.front.faults, self.back.faults, self.model.faults = dict(front), dict(back), dict(model or {})
 
     def arguments(self) -> list[str]:
         """The kit's command line for the broken platform."""
         return ["platform", "--url", self.url, "--admin-key", self.started.admin_key,
-                "--agent-key", self.started.agent_key, "--mock-url", self.mock_url]
+                "--agent-key", self.started.agent_key, "--mock-url", self.mock_url,
+                "--model-url", self.started.model_url]
 
 
 @pytest.fixture(scope="module")
 def doubles():
     shared = Shared()
-    front, back = Front(shared), Back(shared)
-    with serving(wsgi(front.handle)) as front_url, serving(wsgi(back.handle)) as back_url:
-        with local_platform(public_url=front_url) as started:
+    front, back, model = Front(shared), Back(shared), ModelDouble()
+    with serving(wsgi(front.handle)) as front_url, serving(wsgi(back.handle)) as back_url, \
+            serving(wsgi(model.handle)) as model_url:
+        with local_platform(public_url=front_url, model_via=model_url) as started:
             front.upstream, front.admin_key = started.url, started.admin_key
             back.upstream = started.mock_url
-            yield Doubles(front, back, shared, front_url, back_url, started)
+            model.upstream = started.model_url
+            yield Doubles(front, back, model, shared, front_url, back_url, started)

@@ -188,7 +188,7 @@ class Front:
         answer, name = outgoing.json(), params.get("name")
         if kind == "import":
             return self.bend_import(incoming, outgoing)
-        if kind in ("publish", "project-publish") and outgoing.status == 403 and self.on("agent-publishes"):
+        if kind in ("publish", "project-publish") and outgoing.status == 403 and self.on("agent-publishes", name):
             return received(self.admin("POST", incoming.path))  # the agent's publish goes through after all
         if isinstance(answer, dict) and outgoing.status >= 400 and isinstance(answer.get("errors"), list):
             return outgoing.with_json(self.bend_violations(answer))

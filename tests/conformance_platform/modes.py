@@ -1,7 +1,7 @@
 """The deliberately broken platforms, and the cases each must fail.
 
-A mode switches faults on in the two doubles (`front`: in front of the platform; `back`: between
-platform and mock). There is one mode per platform area, breaking every promise of that area at
+A mode switches faults on in the doubles (`front`: in front of the platform; `back`: between
+platform and mock; `model`: between platform and the scripted model). There is one mode per platform area, breaking every promise of that area at
 once (patterns aim a fault at the tools of the case meant to catch it), and a few that break one
 promise everywhere, as a real bug would. Each mode names exactly the cases that must fail; every
 other selected case must pass.
@@ -41,6 +41,7 @@ class Mode:
     breaks: frozenset[str]
     front: dict[str, Any] = field(default_factory=dict)
     back: dict[str, Any] = field(default_factory=dict)
+    model: dict[str, Any] = field(default_factory=dict)
 
     @property
     def selected(self) -> list[str]:
@@ -56,7 +57,8 @@ MODES = [
         "register-publishes": "_lifecycle_register$", "save-publishes": "_lifecycle_save$",
         "version-follows-draft": "_lifecycle_publish$", "fake-published-write": True, "new-draft-blank": True,
         "rename-allowed": True, "label-frozen": True, "no-draft-conversations": True,
-        "cascade-pins-draft": True, "agent-publishes": True, "mcp-offers-publish": True, "publish-keeps-pins": True,
+        "cascade-pins-draft": True, "agent-publishes": "lifecycle.agent", "mcp-offers-publish": True,
+        "publish-keeps-pins": True,
     }, back={"rewrite-path": ("/echo/v1", "/echo/v3")}),
     Mode("request", area("request"), back={"mangle-request": "_request_"}),
     Mode("failure", area("failure") | (ERROR_RESULTS - area("failure")),
@@ -74,11 +76,15 @@ MODES = [
     }, back={"tamper": {"_session_signed$": "sub"}, "sequential": "_session_parallel_"}),
     Mode("parallel", area("parallel"), front={"shuffle-results": True},
          back={"sequential": "_parallel_overlap_"}),
-    Mode("sequential-calls", frozenset({"parallel/calls-overlap", "session-start/in-parallel"}),
+    Mode("sequential-calls", frozenset({"parallel/calls-overlap", "session-start/in-parallel",
+                                        "turn/step-calls-parallel"}),
          back={"sequential": True}),
     Mode("import", area("import"), front={
         "import-preview-writes": True, "import-ignores-subject": True, "import-reads-anything": True,
         "import-silences": True, "import-publishes": True}),
+    Mode("turn", area("turn"), back={"sequential": "_turn_parallel_"}, model={
+        "context-unmarked": True, "model-sees-subject": True, "model-sees-error-body": True,
+        "output-reshaped": True}),
     # Last: it rotates the organization's key, and waits on the mock's key-cache cooldown.
     Mode("assertion", area("assertion"), front={"jwks-uncacheable": True, "jwks-drops-old-key": True}, back={
         "add-cookie": "_assertion_forwarded_",

@@ -28,7 +28,7 @@ def test_every_case_is_broken_by_some_mode():
 
 @pytest.mark.parametrize("mode", MODES, ids=lambda mode: mode.name)
 def test_a_broken_platform_fails_exactly_its_cases(mode, doubles, tmp_path, capsys):
-    doubles.switch(mode.front, mode.back)
+    doubles.switch(mode.front, mode.back, mode.model)
     selection = [arg for case_id in mode.selected for arg in ("--case", case_id)]
     code = main(doubles.arguments() + selection + ["--json", str(tmp_path / "r.json")])
     out = capsys.readouterr().out

@@ -6,15 +6,18 @@ backend itself, runs every case, passes, and writes both reports.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+import requests
 
 from conformance.cli import main
 from conformance.platform import SUITE
+from conformance.platform.launch import mock_backend, model_server
 
 from tests.conformance.helpers import free_port
 from tests.conformance_platform.modes import ALL
@@ -47,7 +50,7 @@ def test_list_shows_every_platform_case_with_its_title(capsys):
 
 @pytest.mark.parametrize("arguments, message", [
     (["--url", "http://127.0.0.1:1"], "--url needs --admin-key"),
-    (["--admin-key", "tgk_x"], "--admin-key and --mock-url go with --url"),
+    (["--admin-key", "tgk_x"], "--admin-key, --mock-url and --model-url go with --url"),
     (["--area", "nothing-here"], "no case matches --area nothing-here"),
 ])
 def test_arguments_that_cannot_run_exit_2(arguments, message, capsys):
@@ -86,3 +89,55 @@ def test_without_an_agent_key_the_agent_cases_error_and_say_why(doubles, capsys)
     assert "note:     no --agent-key" in out
     assert out.count("error: this case needs --agent-key") == 2
     assert out.splitlines()[-1] == "0 passed, 2 failed"
+
+
+# Pre-flight: each refusal is one line and exit 2, before any case, and still leaves a JUnit report.
+
+def _preflight(doubles, tmp_path, capsys, *arguments: str) -> str:
+    junit = tmp_path / "r.xml"
+    code = main(["platform", "--url", doubles.url, "--admin-key", doubles.started.admin_key,
+                 *arguments, "--area", "subject", "--junit", str(junit)])
+    captured = capsys.readouterr()
+    assert code == 2, captured.out
+    assert not [line for line in captured.out.splitlines() if line.startswith(("PASS", "FAIL", "ERROR"))]
+    (line,) = captured.err.splitlines()
+    assert line.startswith("could not run: pre-flight: ")
+    error = ET.parse(junit).getroot().find("testsuite/testcase/error")
+    assert error.get("message") == line[len("could not run: "):]
+    return line
+
+
+def test_preflight_refuses_an_admin_key_given_as_the_agent_key_and_publishes_nothing(doubles, tmp_path, capsys):
+    doubles.switch({}, {})
+    admin = doubles.started.admin_key
+    line = _preflight(doubles, tmp_path, capsys, "--mock-url", doubles.mock_url, "--agent-key", admin)
+    assert "--agent-key may publish, so it is not an agent key" in line
+    absent = re.search(r"POST /v1/tools/(\w+)/publish", line).group(1)
+    reply = requests.get(f"{doubles.url}/v1/tools/{absent}", headers={"Authorization": f"Bearer {admin}"},
+                         timeout=10)
+    assert reply.status_code == 404
+
+
+def test_preflight_refuses_a_mock_that_trusts_another_issuer(doubles, tmp_path, capsys):
+    doubles.switch({}, {})
+    with mock_backend(f"http://127.0.0.1:{free_port()}/orgs/elsewhere") as elsewhere:
+        line = _preflight(doubles, tmp_path, capsys, "--mock-url", elsewhere)
+    assert f"the mock backend at {elsewhere} does not trust the organization's issuer: start it with " \
+           f"--issuer {doubles.url}/orgs/" in line
+
+
+def test_preflight_refuses_a_mock_the_platform_cannot_reach(doubles, tmp_path, capsys):
+    doubles.switch({}, {"unreachable": True})
+    try:
+        line = _preflight(doubles, tmp_path, capsys, "--mock-url", doubles.mock_url)
+    finally:
+        doubles.switch({}, {})
+    assert f"the platform cannot reach the mock backend at {doubles.mock_url}" in line
+    assert "TOOLGATE_ALLOWED_NETWORKS" in line
+
+
+def test_preflight_refuses_a_model_the_platform_does_not_run_turns_with(doubles, tmp_path, capsys):
+    doubles.switch({}, {})
+    with model_server() as other:
+        line = _preflight(doubles, tmp_path, capsys, "--mock-url", doubles.mock_url, "--model-url", other)
+    assert f"the platform does not run turns with the scripted model at {other}" in line

@@ -1,4 +1,5 @@
-"""The traceability map agrees with the spec's text and the suite: every sentence, every case.
+"""The traceability map agrees with the spec's and the threat model's text and both suites: every
+sentence, every case.
 
 The spec lives beside the repository in this workspace (CI keeps a copy of shared/ beside the
 clone); a checkout carrying it itself, or naming it in TOOLGATE_SPEC_ROOT, is looked at first.
@@ -10,14 +11,15 @@ from pathlib import Path
 
 import pytest
 
+from conformance.endpoint import SUITE as ENDPOINT
 from conformance.platform import SUITE
 from conformance.platform.traceability import Entry, load, problems, spec_sentences
 
 REPO = Path(__file__).resolve().parents[2]
 CANDIDATES = [Path(p) for p in [os.environ.get("TOOLGATE_SPEC_ROOT", "")] if p] + \
     [REPO, REPO / "docs", REPO.parent / "shared"]
-SPEC_FILES = ("spec/defining-a-tool.txt", "spec/how-tools-run.txt")
-CASE_IDS = [case.id for case in SUITE]
+SPEC_FILES = ("spec/defining-a-tool.txt", "spec/how-tools-run.txt", "THREATS.md")
+CASE_IDS = [case.id for case in SUITE] + [case.id for case in ENDPOINT]
 
 
 def _spec() -> dict[str, str]:
@@ -32,7 +34,7 @@ def test_the_map_covers_every_spec_sentence_and_every_case():
     assert problems(entries, reasons, _spec(), CASE_IDS) == []
 
 
-def test_the_map_names_only_the_spec_files():
+def test_the_map_names_only_the_spec_and_threat_files():
     entries, _ = load()
     assert {entry.file for entry in entries} == set(SPEC_FILES)
 
@@ -52,6 +54,11 @@ def _entries(**changes) -> list[Entry]:
 
 def test_sentences_skip_headings_keep_table_rows_and_join_bullet_labels():
     assert spec_sentences(SMALL_SPEC["spec/x.txt"]) == SENTENCES
+
+
+def test_markdown_headings_are_skipped_and_its_bullets_read_as_sentences():
+    text = "# Title\n\nIntro here.\n\n## Section (with a note)\n- The first point is this. Second one.\n- Third.\n"
+    assert spec_sentences(text) == ["Intro here.", "The first point is this.", "Second one.", "Third."]
 
 
 def test_a_faithful_small_map_has_no_problems():

@@ -10,7 +10,10 @@ import time
 import jwt
 import pytest
 
-from mock_backend.verify import REASONS, REQUIRED_CLAIMS, Rejected, reason_for
+from mock_backend import create_app
+from mock_backend.verify import LEEWAY_SECONDS, REASONS, REQUIRED_CLAIMS, Rejected, reason_for
+
+from tests.mock_backend.conftest import generate_key
 
 
 def rejected_with(response, reason: str) -> bool:
@@ -123,6 +126,33 @@ def test_session_token_is_not_a_call_assertion(client, harness):
     # A session token's audience is the issuer itself, never a tool.
     response = client.get("/users/alice/orders", headers=harness.bearer(aud=harness.issuer))
     assert rejected_with(response, "wrong-audience")
+
+
+@pytest.mark.parametrize("typ", ["toolgate-session+jwt", "at+jwt", None])
+def test_a_token_typed_other_than_an_assertion_is_rejected(client, harness, typ):
+    # A session token carries its own typ: even minted with the tool's audience it is no assertion.
+    response = client.get("/users/alice/orders", headers=harness.bearer(headers={"typ": typ}))  # None: no typ
+    assert rejected_with(response, "wrong-type")
+    assert harness.key_server.hits == 0
+
+
+def test_an_assertion_expired_past_the_leeway_is_rejected(client, harness):
+    # A few seconds past the leeway, not a minute: a backend with 59 s of leeway would take it.
+    now = int(time.time())
+    late = LEEWAY_SECONDS + 7
+    response = client.get("/users/alice/orders", headers=harness.bearer(iat=now - 30 - late, exp=now - late))
+    assert rejected_with(response, "expired")
+
+
+def test_a_next_key_is_picked_up_once_the_refetch_cooldown_has_passed(harness):
+    client = create_app([harness.issuer], refetch_cooldown=0.05).test_client()
+    assert client.get("/users/alice/orders", headers=harness.bearer()).status_code == 200
+    next_key = generate_key("ES256", "es256-2")
+    harness.key_server.publish(harness.issuer, [key.jwk() for key in harness.keys.values()] + [next_key.jwk()])
+    time.sleep(0.1)  # the cooldown given above, not the real ten seconds
+    response = client.get("/users/alice/orders", headers=harness.bearer(key=next_key))
+    assert response.status_code == 200, response.get_json()
+    assert harness.key_server.hits == 2
 
 
 def test_expired_assertion_is_rejected(client, harness):

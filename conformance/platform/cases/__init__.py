@@ -4,5 +4,5 @@ Key rotation changes the signing key under every other case, so it runs alone an
 """
 from conformance.platform.cases import (  # noqa: F401  (each module declares its cases on SUITE)
     rule, lifecycle, projects, agent, request, failure, assertion, subject, entitlement, session_start, parallel,
-    importing, rotation,
+    importing, turn, rotation,
 )
