@@ -24,4 +24,26 @@ from .turns import (
     turn_events,
 )
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+__all__ = [
+    "CallSlots",
+    "Dispatcher",
+    "ModelCall",
+    "PinnedTool",
+    "STEP_LIMIT",
+    "Session",
+    "TURN_DEADLINE",
+    "TurnLimits",
+    "authenticate_session",
+    "get_conversation",
+    "get_conversation_turn",
+    "history",
+    "offered_tools",
+    "open_conversation",
+    "parameters_schema",
+    "parse_calls",
+    "parse_text",
+    "run_model_step",
+    "run_turn",
+    "start_turn",
+    "turn_events",
+]

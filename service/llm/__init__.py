@@ -49,4 +49,24 @@ def adapter_for(config: Config) -> ModelAdapter:
                                f"use one of {', '.join(PROVIDERS)}.")
 
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+__all__ = [
+    "Config",
+    "MODEL_FAILURE_KINDS",
+    "MODEL_MALFORMED",
+    "MODEL_REFUSED",
+    "MODEL_TIMED_OUT",
+    "MODEL_UNREACHABLE",
+    "ModelAdapter",
+    "ModelAnswer",
+    "ModelFailure",
+    "ModelMessage",
+    "ModelRequest",
+    "PROVIDERS",
+    "ServiceError",
+    "ToolCall",
+    "ToolResult",
+    "ToolSpec",
+    "adapter_for",
+    "context_prompt",
+    "model_not_configured",
+]
