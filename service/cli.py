@@ -174,6 +174,70 @@ def key_create(slug: str, role: str, label: str, as_json: bool, database: str | 
 
 
 @cli.group()
+def tools() -> None:
+    """Tools of an organization."""
+
+
+@tools.command("import")
+@click.argument("source")
+@click.option("--org", "slug", required=True, help="The organization's slug.")
+@click.option("--dry-run", is_flag=True, help="Preview only: list what each operation would become; write nothing.")
+@click.option("--server", help="The server to call: one of the document's, by URL or index, or any absolute URL.")
+@click.option("--subject-parameter", help="The parameter naming the person (e.g. userId): it becomes the subject.")
+@click.option("--project", help="The project the new tools belong to (default: organization-wide).")
+@click.option("--operation", "operations", multiple=True,
+              help='An operationId or "METHOD /path" to import (repeat; default: every ready one).')
+@click.option("--update-existing", is_flag=True, help="A tool that exists gets a new draft instead of a refusal.")
+@click.option("--json", "as_json", is_flag=True, help="Print the answer of POST /v1/tools/import as JSON.")
+@click.option("--database", help=DATABASE_HELP)
+def tools_import(source: str, slug: str, dry_run: bool, server: str | None, subject_parameter: str | None,
+                 project: str | None, operations: tuple[str, ...], update_existing: bool, as_json: bool,
+                 database: str | None) -> None:
+    """Import the operations of an OpenAPI 3.0/3.1 document (a FILE, or an http(s) URL fetched through the same
+    address guard and deadline as tool calls) as tool drafts; never publishes. Exit 1 if any operation chosen was
+    refused."""
+    from .dispatch import AddressGuard
+    from .errors import ServiceError
+    from .importing import run_import
+    from .limits import MAX_IMPORT_DOCUMENT_BYTES
+    from .registry import get_organization
+
+    config = _config(database)
+    request: dict = {"apply": not dry_run, "update_existing": update_existing}
+    if source.startswith(("http://", "https://")):
+        request["url"] = source
+    else:
+        try:
+            with open(source, "rb") as document:  # one byte past the bound tells it is too large
+                request["document"] = document.read(MAX_IMPORT_DOCUMENT_BYTES + 1).decode("utf-8", "replace")
+        except OSError as error:
+            raise click.ClickException(f"cannot read {source}: {error.strerror}") from None
+    for name, value in (("server", server), ("subject_parameter", subject_parameter), ("project", project)):
+        if value is not None:
+            request[name] = value
+    if operations:
+        request["operations"] = list(operations)
+    _open(config)
+    organization = get_organization(slug)
+    if organization is None:
+        raise click.ClickException(f"No organization {slug!r}.")
+    try:
+        answer = run_import(organization, request, "person:admin:cli", guard=AddressGuard(config.allowed_networks))
+    except ServiceError as error:
+        problems = "; ".join(f"{v.field}: {v.message}" for v in error.violations) or error.message
+        raise click.ClickException(problems) from None
+    if as_json:
+        click.echo(json.dumps(answer, indent=2))
+    else:
+        for operation in answer["operations"]:
+            click.echo(f"{operation['status']:<8} {operation['operation']:<40} {operation.get('tool') or ''}")
+            for problem in operation.get("errors") or []:
+                click.echo(f"         {problem['field']}: {problem['message']}")
+    if any(operation["status"] == "refused" for operation in answer["operations"]):
+        sys.exit(1)
+
+
+@cli.group()
 def audit() -> None:
     """The audit trail of registry changes."""
 
