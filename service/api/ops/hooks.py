@@ -9,6 +9,7 @@ from flask import Flask, g, request
 from ...ops import logs, metrics
 
 REQUEST_ID_HEADER = "X-Request-Id"
+REQUEST_ID_ENVIRON = "HTTP_X_REQUEST_ID"
 #: The route label of a request that matched no route, so a scanner cannot grow the metrics' label set.
 UNMATCHED = "(unmatched)"
 MAX_LOGGED_PATH_CHARS = 512
@@ -21,28 +22,33 @@ def install(app: Flask) -> None:
     @app.before_request
     def _begin():
         g.request_started = time.perf_counter()
-        g.request_id = logs.accept_request_id(request.headers.get(REQUEST_ID_HEADER))
+        g.request_id = logs.accept_request_id(request.environ.get(REQUEST_ID_ENVIRON))
         g.request_id_token = logs.request_id.set(g.request_id)
 
     @app.after_request
     def _answer(response):
-        if "request_id" not in g:  # failed before our first hook ran
+        # Runs on every request: the proxies `request` and `g` are resolved once each (bench/profiles/).
+        context = g._get_current_object()
+        if "request_id" not in context:  # failed before our first hook ran
             return response
-        response.headers[REQUEST_ID_HEADER] = g.request_id
-        seconds = time.perf_counter() - g.request_started
-        route = request.url_rule.rule if request.url_rule is not None else UNMATCHED
-        metrics.http_request(request.method, route, response.status_code, seconds)
-        view_args = request.view_args or {}
-        fields = {"method": request.method, "route": route, "status": response.status_code,
-                  "duration_ms": round(seconds * 1000, 1)}
-        if request.url_rule is not None:  # a path we routed holds ids, never a secret; an unmatched one could
-            fields["path"] = request.path[:MAX_LOGGED_PATH_CHARS]
-        organization = _organization()
+        current = request._get_current_object()
+        response.headers[REQUEST_ID_HEADER] = context.request_id
+        seconds = time.perf_counter() - context.request_started
+        rule = current.url_rule
+        route = rule.rule if rule is not None else UNMATCHED
+        status = response.status_code
+        metrics.http_request(current.method, route, status, seconds)
+        fields = {"method": current.method, "route": route, "status": status, "duration_ms": round(seconds * 1000, 1)}
+        if rule is not None:  # a path we routed holds ids, never a secret; an unmatched one could
+            fields["path"] = current.path[:MAX_LOGGED_PATH_CHARS]
+        organization = _organization(context)
         if organization is not None:
             fields["org"] = organization
-        for name, field in (("conversation_id", "conversation"), ("turn_id", "turn")):
-            if name in view_args:
-                fields[field] = view_args[name]
+        view_args = current.view_args
+        if view_args:
+            for name, field in (("conversation_id", "conversation"), ("turn_id", "turn")):
+                if name in view_args:
+                    fields[field] = view_args[name]
         logs.log_request(fields)
         return response
 
@@ -53,10 +59,10 @@ def install(app: Flask) -> None:
             logs.request_id.reset(token)
 
 
-def _organization() -> str | None:
-    """The slug of whoever the request authenticated as, if it got that far."""
+def _organization(context) -> str | None:
+    """The slug of whoever the request authenticated as, if it got that far (`context` is the request's `g`)."""
     for name in ("principal", "session"):
-        holder = g.get(name)
+        holder = context.get(name)
         if holder is not None:
             return holder.organization.slug
     return None
