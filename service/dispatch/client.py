@@ -174,6 +174,33 @@ class GuardedPool(ConnectionPool):
             return False
 
 
+#: URLs up to this long have their parse remembered (most calls repeat their tool's URL); with the cache's size, this
+#: bounds its memory to about a megabyte.
+_REMEMBERED_URL_CHARS = 512
+
+
+def _request_line(method: str, url: str) -> tuple[str, str, int, str]:
+    """(scheme, host, port, the request line with the Host and fixed headers) for a call."""
+    if len(url) <= _REMEMBERED_URL_CHARS:
+        return _remembered_request_line(method, url)
+    return _parse_request_line(method, url)
+
+
+def _parse_request_line(method: str, url: str) -> tuple[str, str, int, str]:
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if not host.isascii():
+        host = host.encode("idna").decode("ascii")
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    target = quote(parts.path or "/", safe=_TARGET_SAFE) + (
+        "?" + quote(parts.query, safe=_TARGET_SAFE) if parts.query else "")
+    host_header = parts.netloc if parts.netloc.isascii() else host + (f":{parts.port}" if parts.port else "")
+    return parts.scheme, host, port, f"{method} {target} HTTP/1.1\r\nHost: {host_header}\r\n{_FIXED_HEADERS}"
+
+
+_remembered_request_line = lru_cache(maxsize=1024)(_parse_request_line)
+
+
 class GuardedClient:
     """Pools of connections per host (the least recently used evicted past HOST_POOLS), all guarded."""
 
@@ -200,15 +227,8 @@ class GuardedClient:
         The caller must `release()` it: after a complete read the socket goes back to its pool,
         otherwise it is closed.
         """
-        parts = urlsplit(request.url)
-        host = parts.hostname or ""
-        if not host.isascii():
-            host = host.encode("idna").decode("ascii")
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-        target = quote(parts.path or "/", safe=_TARGET_SAFE) + (
-            "?" + quote(parts.query, safe=_TARGET_SAFE) if parts.query else "")
-        host_header = parts.netloc if parts.netloc.isascii() else host + (f":{parts.port}" if parts.port else "")
-        head = f"{request.method} {target} HTTP/1.1\r\nHost: {host_header}\r\n{_FIXED_HEADERS}"
+        scheme, host, port, start = _request_line(request.method, request.url)
+        head = start
         for name, value in request.headers.items():
             head += f"{name}: {value}\r\n"
         body = request.body or b""
@@ -218,7 +238,7 @@ class GuardedClient:
             raise ValueError("an Authorization value cannot hold a line break")
         payload = (head + f"Authorization: {authorization}\r\n\r\n").encode("latin-1") + body
 
-        pool = self.pool(parts.scheme, host, port)
+        pool = self.pool(scheme, host, port)
         sock = pool.get_socket()
         try:
             sock.sendall(payload)

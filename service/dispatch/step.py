@@ -21,6 +21,9 @@ def run_step(thunks: list[Callable[[], CallOutcome]], pool_size: int = STEP_POOL
     Nothing is raised across greenlets: a call that fails unexpectedly becomes that call's
     transport error, logged, and the others carry on.
     """
+    if len(thunks) == 1:
+        # Nothing to run beside it: the caller's greenlet runs it, without a pool, a spawn and a join (most steps).
+        return [_kept(thunks[0])]
     pool = gevent.pool.Pool(pool_size)
     greenlets = []
     try:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import http.client
 import time
 import zlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 from weakref import WeakKeyDictionary
 
@@ -97,7 +97,9 @@ def send(
     exchange = EXCHANGES[ENGINE]
     started = time.monotonic()
     outcome = within_deadline(lambda: exchange(guard, request, authorization, deadline, cap), deadline)
-    return replace(outcome, latency_ms=round((time.monotonic() - started) * 1000))
+    # Built directly: dataclasses.replace costs twice as much, on every call.
+    return CallOutcome(outcome.kind, outcome.http_code, outcome.output, round((time.monotonic() - started) * 1000),
+                       outcome.size_chars, outcome.detail)
 
 
 def within_deadline(exchange: Callable[[], CallOutcome], deadline: float) -> CallOutcome:

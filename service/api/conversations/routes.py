@@ -30,7 +30,7 @@ from ...database import UNAVAILABLE, unavailable_error
 from ...errors import ServiceError
 from ...llm import adapter_for
 from ..auth import bearer_token
-from ..body import json_body
+from ..body import json_body, json_response
 
 blp = Blueprint("conversations", __name__, url_prefix="/v1/conversations",
                 description="Conversations opened with a session token.")
@@ -138,7 +138,7 @@ class StepViews(MethodView):
         session = current_session()
         conversation, turn = get_conversation_turn(session, conversation_id, turn_id)
         calls = parse_calls(json_body())
-        return jsonify({"results": run_model_step(session, conversation, turn, calls, dispatcher())})
+        return json_response({"results": run_model_step(session, conversation, turn, calls, dispatcher())})
 
 
 class MessageSchema(Schema):
