@@ -1,9 +1,10 @@
-"""The HTTP client on the call path: geventhttpclient's C parser and socket pools, behind the same guards.
+"""The HTTP client on the call path: geventhttpclient's C parser and socket pools, behind the guards.
 
 Measured side by side on the platform's own path (bench/call_overhead.py, docs/decisions.md), a
 `requests` Session costs about five times the CPU per call of geventhttpclient, and urllib3 alone
-about two and a half times. Only the parser and the pool of sockets are taken from geventhttpclient;
-the request is written here, so nothing it does by default reaches a tool call:
+about two and a half times (both live on in bench/engines.py, as references). Only the parser and the
+pool of sockets are taken from geventhttpclient; the request is written here, so nothing it does by
+default reaches a tool call:
 
 - each new connection resolves the host once (with its own DNS budget), checks every address with
   the AddressGuard and connects only to an allowed one, the same one it checked;
@@ -24,6 +25,7 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+import certifi
 import gevent
 import gevent.ssl
 from gevent import monkey
@@ -39,8 +41,14 @@ from service.dispatch import connection
 from service.dispatch.build import BuiltRequest
 from service.dispatch.guard import AddressGuard
 from service.dispatch.reading import CHUNK_BYTES
-from service.dispatch.session import DEFAULT_HEADERS, HOST_POOLS, ca_bundle
 from service.limits import CALL_DEADLINE_SECONDS, MAX_CONNECTIONS_PER_HOST, MAX_RESPONSE_HEAD_BYTES
+
+#: How many hosts keep a pool of open connections; further hosts evict the least recently used.
+HOST_POOLS = 100
+
+#: Sent on every call; the Authorization header is added per call. Only encodings decoded as the
+#: body streams are offered, so a compressed body is always measured by what it expands to.
+DEFAULT_HEADERS = {"User-Agent": "Toolgate", "Accept": "*/*", "Accept-Encoding": "gzip, deflate"}
 
 #: What a request target may hold unencoded, as requests requotes it: build.py has already
 #: percent-encoded every model value, so this only touches a definition's own literal text.
@@ -117,6 +125,14 @@ class GuardedResponse(HTTPSocketPoolResponse):
         # HTTPSocketResponse would hand the socket back to its pool from inside feed(), before the
         # bytes fed after the answer's end are seen; release() decides once they have been.
         super(HTTPSocketResponse, self)._on_message_complete()
+
+
+def ca_bundle() -> str:
+    """The CA bundle TLS verifies against: certifi's, the one requests would use.
+
+    Read when a host's pool is made rather than at import, so a test can point it elsewhere.
+    """
+    return certifi.where()
 
 
 @lru_cache(maxsize=4)
