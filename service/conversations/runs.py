@@ -20,10 +20,11 @@ from ..errors import ServiceError, Violation, not_found
 from ..keys import mint_assertion, new_turn_id
 from ..keys.store import signing_key
 from ..limits import MAX_CALLS_PER_STEP
-from ..models import CallRecord, Conversation, Turn, now
+from ..models import Conversation, Turn, now
 from ..ops import calls as calls_log
 from ..registry import get_project
 from .offered import PinnedTool, offered, pinned_tools, resolve_project_version
+from .records import write_call_records
 from .sessions import Session
 from .slots import CallSlots
 
@@ -220,27 +221,9 @@ def _dispatch(session: Session, turn: str, calls: Sequence[ModelCall], tools: di
     return outcomes
 
 
-CALL_RECORD_COLUMNS = ("organization", "conversation_id", "turn", "tool", "tool_version", "subject", "anonymous",
-                       "kind", "http_code", "latency_ms", "size_chars", "jti", "session_start", "created_at")
-
-
-def _insert_call_records(rows: list[dict[str, Any]]) -> None:
-    """All of a step's records in one multi-row INSERT: one statement, so one round trip and atomic on its own
-    (peewee's insert_many builds SQL per row, ~250 µs each: bench/)."""
-    database = CallRecord._meta.database
-    database.execute_sql(_call_records_sql(len(rows), database.param),
-                         [row[c] for row in rows for c in CALL_RECORD_COLUMNS])
-
-
-@lru_cache(maxsize=64)
-def _call_records_sql(count: int, param: str) -> str:
-    columns = ", ".join("organization_id" if c == "organization" else c for c in CALL_RECORD_COLUMNS)
-    values = "(" + ", ".join([param] * len(CALL_RECORD_COLUMNS)) + ")"
-    return f"INSERT INTO call_record ({columns}) VALUES " + ", ".join([values] * count)
-
-
 def _record(session, conversation_id, turn, calls, tools, outcomes, jtis, session_start) -> None:
-    """One batched insert per step, after the calls are done: the call path itself writes nothing."""
+    """The step's records, after the calls are done, before its answer (with any step ending at the same moment:
+    records.py); the call path itself writes nothing."""
     if not calls:
         return
     created = now()
@@ -251,5 +234,5 @@ def _record(session, conversation_id, turn, calls, tools, outcomes, jtis, sessio
         "latency_ms": o.latency_ms, "size_chars": o.size_chars, "jti": jti, "session_start": session_start,
         "created_at": created,
     } for call, o, jti in zip(calls, outcomes, jtis)]
-    _insert_call_records(rows)
+    write_call_records(rows)
     calls_log.observe(session.organization, rows, session_start=session_start)  # metrics and one log line a call
