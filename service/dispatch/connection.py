@@ -7,6 +7,7 @@ and the connect use the same resolved address, so a hostname that answers differ
 """
 from __future__ import annotations
 
+import ipaddress
 import socket
 from typing import Any
 
@@ -20,8 +21,19 @@ def resolve(host: str, port: int) -> list[tuple[Any, ...]]:
     """getaddrinfo through gevent's resolver, given at most DNS_BUDGET_SECONDS.
 
     A name server that never answers would otherwise hold the call until the whole deadline, so it
-    fails here as a resolution error (a transport error) instead.
+    fails here as a resolution error (a transport error) instead. An address written out is its own
+    answer: no lookup, which gevent runs on a thread (a burst of new connections to one host paid one
+    each; bench/load.py).
     """
+    if "%" not in host:  # an IPv6 scope ("fe80::1%eth0") is left to getaddrinfo, which knows the interfaces
+        try:
+            address = ipaddress.ip_address(host)
+        except ValueError:
+            pass
+        else:
+            if address.version == 4:
+                return [(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (host, port))]
+            return [(socket.AF_INET6, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (host, port, 0, 0))]
     budget = gevent.Timeout(DNS_BUDGET_SECONDS)
     budget.start()
     try:

@@ -105,3 +105,13 @@ def test_an_untrusted_certificate_is_a_transport_error(tls_endpoint, fresh_guard
     outcome = get(tls_endpoint.url("/text/200/secure", host="localhost"), fresh_guard)
     assert outcome.kind == "transport-error" and "CERTIFICATE_VERIFY_FAILED" in outcome.detail
     assert tls_endpoint.received == []
+
+
+def test_an_address_written_out_is_not_looked_up(fresh_endpoint, fresh_guard, monkeypatch):
+    def no_lookup(*_args, **_kwargs):
+        raise AssertionError("looked up")
+
+    monkeypatch.setattr(connection.gevent.socket, "getaddrinfo", no_lookup)
+    assert get(fresh_endpoint.url("/text/200/ok", host="127.0.0.1"), fresh_guard).output == "ok"
+    refused = get(fresh_endpoint.url("/text/200/ok", host="127.0.0.1"), AddressGuard())
+    assert refused.kind == "transport-error" and "loopback" in refused.detail  # the guard judges it all the same
