@@ -63,25 +63,25 @@ def get_conversation(session: Session, conversation_id: str) -> Conversation:
 
 
 #: Conversations and turns never change once made, so a step's check that the turn belongs to the session's
-#: conversation is remembered: (database binding, conversation id, turn id) → the conversation.
-_known_turns: OrderedDict[tuple[int, str, str], Conversation] = OrderedDict()
+#: conversation is remembered: (database binding, conversation id, turn id) → the conversation and the turn.
+_known_turns: OrderedDict[tuple[int, str, str], tuple[Conversation, Turn]] = OrderedDict()
 MAX_KNOWN_TURNS = 10_000
 
 
 def get_conversation_turn(session: Session, conversation_id: str, turn_id: str) -> tuple[Conversation, Turn]:
     """The session's conversation and its turn, in one statement (or none, once known); 404 for anyone else's."""
     key = (generation(), conversation_id, turn_id)
-    conversation = _known_turns.get(key)
-    if conversation is None:
+    known = _known_turns.get(key)
+    if known is None:
         conversation, turn_found = _read_conversation_turn(session, conversation_id, turn_id)
         if not turn_found:
             raise not_found("turn")
-        _known_turns[key] = conversation
+        known = _known_turns[key] = (conversation, Turn(id=turn_id, conversation=conversation))
         if len(_known_turns) > MAX_KNOWN_TURNS:
             _known_turns.popitem(last=False)
-    elif conversation.organization_id != session.organization.id or conversation.subject != session.subject:
+    elif known[0].organization_id != session.organization.id or known[0].subject != session.subject:
         raise not_found("conversation")
-    return conversation, Turn(id=turn_id, conversation=conversation)
+    return known
 
 
 def _read_conversation_turn(session: Session, conversation_id: str, turn_id: str) -> tuple[Conversation, bool]:

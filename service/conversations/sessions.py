@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import dataclass
+from functools import cached_property
 
 import jwt
 
@@ -30,8 +31,9 @@ class Session:
     def anonymous(self) -> bool:
         return self.claims.anonymous
 
-    @property
+    @cached_property
     def entitlements(self) -> frozenset[str]:
+        # Made once per session: a remembered session serves every step of its token.
         return frozenset(self.claims.entitlements)
 
 
