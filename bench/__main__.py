@@ -28,6 +28,7 @@ def run_one(name: str) -> dict:
     """Run `python -m bench.<name>`, echoing its output; its report, or a stand-in saying it failed."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / f"{name}.json"
+        load = os.getloadavg()[0]
         started = time.monotonic()
         try:
             done = subprocess.run([PYTHON, "-m", f"bench.{name}", "--json", str(out)], cwd=ROOT,
@@ -37,25 +38,31 @@ def run_one(name: str) -> dict:
             code = "timeout"
         if out.exists():
             report = json.loads(out.read_text())
-            report["seconds"] = time.monotonic() - started
+            report.update(seconds=time.monotonic() - started, load=load)
             return report
     return {"name": name, "title": name, "command": f"python -m bench.{name}", "tables": [], "goals": [],
-            "notes": [f"The benchmark did not finish (exit {code})."], "seconds": time.monotonic() - started}
+            "notes": [f"The benchmark did not finish (exit {code})."], "seconds": time.monotonic() - started,
+            "load": load}
 
 
 def render(reports: list[dict], facts: dict[str, str]) -> str:
-    goals = [(g["goal"], g["measured"], verdict(g["met"]), g.get("limit", ""), r["name"])
+    goals = [(verdict(g["met"]), g["goal"], g["measured"], g.get("limit", ""), r["name"], f"{r['load']:.2f}")
              for r in reports for g in r["goals"]]
     lines = [
         "# Benchmark results", "",
         "Written by `make bench` (`python -m bench`); each section says how to rerun it alone.", "",
         table(["", ""], [[k, v] for k, v in facts.items()]), "",
         "The load generator (aiohttp in the benchmark process), the platform and the endpoint share these cores, "
-        "so every figure includes their contention; ratios within one run are what the goals compare.", "",
-        "## Goals", "", table(["goal", "measured", "verdict", "what limits it", "benchmark"], goals), "",
+        "so every figure includes their contention, and a machine busy with other work inflates CPU times too "
+        "(the load average each benchmark started at is given with it); ratios within one run are what most goals "
+        "compare.", "",
+        "## Goals", "",
+        table(["verdict", "goal", "measured", "what limits it", "benchmark", "load avg at its start"], goals), "",
     ]
     for report in reports:
-        lines += [f"## {report['title']}", "", f"`{report['command']}`  ({report['seconds']:.0f} s)", ""]
+        lines += [f"## {report['title']}", "",
+                  f"`{report['command']}`  ({report['seconds']:.0f} s; 1-minute load average at its start "
+                  f"{report['load']:.2f})", ""]
         for block in report["tables"]:
             lines += [block, ""]
         lines += [f"- {note}" for note in report["notes"]] + [""]

@@ -16,16 +16,23 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Sequence
+from urllib.parse import quote
 
 import requests
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 SECRET = "bench-secret-key-for-sealing-private-keys"
+#: The PostgreSQL the benchmarks run in, each in a fresh schema of its own.
+POSTGRES_URL = (os.environ.get("TOOLGATE_BENCH_POSTGRES_URL") or os.environ.get("TOOLGATE_TEST_POSTGRES_URL")
+                or "postgresql://postgres@127.0.0.1:5432/test")
+#: The commit before issue 15's work (the per-step cost), run side by side as "before" where a benchmark can.
+BEFORE_COMMIT = "6c9946c"
 #: How long a child has to come up before the benchmark gives up.
 START_SECONDS = 30.0
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -139,11 +146,11 @@ def reset_peak_memory(pid: int) -> None:
 
 
 @contextlib.contextmanager
-def child(args: Sequence[str], *, env: dict[str, str] | None = None, ready_line: str | None = "port ") \
-        -> Iterator[tuple[subprocess.Popen, str]]:
+def child(args: Sequence[str], *, env: dict[str, str] | None = None, ready_line: str | None = "port ",
+          cwd: Path = ROOT) -> Iterator[tuple[subprocess.Popen, str]]:
     """Start `args`, wait for a stdout line starting with `ready_line`, yield (process, that line); always ends it."""
     # Output nobody reads goes nowhere: a full pipe would stall the child.
-    process = subprocess.Popen(list(args), cwd=ROOT, env={**os.environ, **(env or {})}, text=True,
+    process = subprocess.Popen(list(args), cwd=cwd, env={**os.environ, **(env or {})}, text=True,
                                stdout=subprocess.DEVNULL if ready_line is None else subprocess.PIPE,
                                stderr=subprocess.DEVNULL)
     try:
@@ -172,9 +179,9 @@ def endpoint(*, bomb: bool = False) -> Iterator[tuple[str, int]]:
         yield f"http://127.0.0.1:{line.split()[1]}", process.pid
 
 
-def toolgate(*args: str, env: dict[str, str]) -> str:
-    """Run one `toolgate` command to completion and return what it printed."""
-    done = subprocess.run([PYTHON, "-m", "service.entry", *args], cwd=ROOT, env={**os.environ, **env},
+def toolgate(*args: str, env: dict[str, str], root: Path = ROOT) -> str:
+    """Run one `toolgate` command (of the source tree at `root`) to completion and return what it printed."""
+    done = subprocess.run([PYTHON, "-m", "service.entry", *args], cwd=root, env={**os.environ, **env},
                           capture_output=True, text=True, timeout=120, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"toolgate {' '.join(args)} failed: {done.stderr.strip()[-500:]}")
@@ -222,6 +229,38 @@ class Platform:
         return self.expect(201, "POST", f"/v1/conversations/{conversation}/turns", token)["turn"]
 
 
+@contextlib.contextmanager
+def source_at(commit: str) -> Iterator[Path | None]:
+    """This repository's source tree at `commit`, in a temporary directory; None where git cannot give it (no
+    history, no git), so a benchmark can say so and fall back."""
+    with tempfile.TemporaryDirectory(prefix="toolgate-before-") as tmp:
+        try:
+            archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit], capture_output=True, check=True,
+                                     timeout=60).stdout
+            subprocess.run(["tar", "-x", "-C", tmp], input=archive, capture_output=True, check=True, timeout=60)
+        except (OSError, subprocess.SubprocessError):
+            yield None
+            return
+        yield Path(tmp)
+
+
+@contextlib.contextmanager
+def postgres_schema(postgres_url: str, prefix: str = "bench") -> Iterator[str]:
+    """A URL into a fresh schema of the PostgreSQL at `postgres_url`, dropped afterwards (the caller migrates it)."""
+    import psycopg2
+
+    schema = f"{prefix}_{secrets.token_hex(6)}"
+    admin = psycopg2.connect(postgres_url, connect_timeout=5)
+    admin.autocommit = True
+    try:
+        admin.cursor().execute(f"CREATE SCHEMA {schema}")
+        separator = "&" if "?" in postgres_url else "?"
+        yield f"{postgres_url}{separator}options={quote(f'-csearch_path={schema}')}"
+    finally:
+        admin.cursor().execute(f"DROP SCHEMA {schema} CASCADE")
+        admin.close()
+
+
 def shared_tool(name: str, url: str, description: str = "", **extra: Any) -> dict[str, Any]:
     return {"name": name, "description": description or f"The {name} benchmark tool.", "method": "GET",
             "url": url, "scope": "shared", "parameters": [], **extra}
@@ -229,25 +268,30 @@ def shared_tool(name: str, url: str, description: str = "", **extra: Any) -> dic
 
 @contextlib.contextmanager
 def platform(tmp: Path, *, engine: str = "geventhttpclient", workers: int = 1, defer_records: bool = False,
-             database_url: str | None = None) -> Iterator[Platform]:
+             database_url: str | None = None, root: Path = ROOT) -> Iterator[Platform]:
     """`toolgate serve` on a fresh SQLite database in `tmp` (or `database_url`), loopback allowed.
 
     `engine` picks the HTTP client calls are sent with, `defer_records` the experiment of recording after
-    the answer (bench/platform.py); the organization and keys
-    are made with the `toolgate` CLI, exactly as an operator would.
+    the answer (bench/platform.py); the organization and keys are made with the `toolgate` CLI, exactly as an
+    operator would. `root` is the source tree to run: another than this one (`source_at`) runs as it is, with its
+    own engine and without the experiment.
     """
     database_url = database_url or f"sqlite:///{tmp / f'bench-{secrets.token_hex(4)}.db'}"
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     env = {"TOOLGATE_DATABASE_URL": database_url, "TOOLGATE_SECRET_KEY": SECRET, "TOOLGATE_PUBLIC_URL": base,
            "TOOLGATE_ALLOWED_NETWORKS": "127.0.0.0/8"}
-    toolgate("migrate", env=env)
-    org = json.loads(toolgate("org", "create", "bench", "--json", env=env))
-    backend = json.loads(toolgate("key", "create", "--org", "bench", "--role", "backend", "--json", env=env))
-    args = [PYTHON, "-m", "bench.platform", "--engine", engine] + (["--defer-records"] if defer_records else []) + [
-        "--", "serve", "--host", "127.0.0.1",
-            "--port", str(port)] + (["--workers", str(workers)] if workers > 1 else [])
-    with child(args, env=env, ready_line=None) as (process, _):
+    toolgate("migrate", env=env, root=root)
+    org = json.loads(toolgate("org", "create", "bench", "--json", env=env, root=root))
+    backend = json.loads(toolgate("key", "create", "--org", "bench", "--role", "backend", "--json", env=env,
+                                  root=root))
+    serve = ["serve", "--host", "127.0.0.1", "--port", str(port)] + (["--workers", str(workers)] if workers > 1 else [])
+    if root == ROOT:
+        args = [PYTHON, "-m", "bench.platform", "--engine", engine] + (
+            ["--defer-records"] if defer_records else []) + ["--", *serve]
+    else:
+        args = [PYTHON, "-m", "service.entry", *serve]
+    with child(args, env=env, ready_line=None, cwd=root) as (process, _):
         _wait_until_up(base, process)
         yield Platform(url=base, pid=process.pid, admin_key=org["admin_key"], backend_key=backend["key"])
 
@@ -263,13 +307,6 @@ def _wait_until_up(base: str, process: subprocess.Popen) -> None:
                 return
         time.sleep(0.1)
     raise RuntimeError("toolgate serve did not come up")
-
-
-def engines_option(parser, engines: Sequence[str], deferred: str) -> None:
-    """The `--engines` option the fan-out and overhead benchmarks share."""
-    parser.add_argument("--engines", default=",".join((*engines, deferred)),
-                        help=f"HTTP clients to run the platform with; {deferred}: geventhttpclient, records after "
-                             "the answer")
 
 
 def json_arg(argv: Sequence[str] | None) -> tuple[list[str], str | None]:

@@ -1,7 +1,7 @@
-"""The dispatch layer alone, in a gevent process of its own: CPU per call for building, signing (ES256),
+"""The dispatch layer alone, in a gevent process of its own: CPU per call for building, signing (ES256 or EdDSA),
 sending and reading under the cap, as steps of one call and of many. Prints one JSON line.
 
-Run by bench/call_overhead.py: `python -m bench.dispatch_probe URL --engine geventhttpclient`.
+Run by bench/call_overhead.py: `python -m bench.dispatch_probe URL [--engine geventhttpclient] [--alg EdDSA]`.
 """
 from gevent import monkey
 
@@ -24,11 +24,12 @@ def main() -> None:
     parser.add_argument("--sequential", type=int, default=1_000)
     parser.add_argument("--fanout", type=int, default=100)
     parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--alg", choices=("ES256", "EdDSA"), default="ES256")
     args = parser.parse_args()
     use(args.engine)
     tool = compile_definition(ToolDefinition("fast", "d", "GET", args.url, scope="shared"))
     guard = AddressGuard(["127.0.0.0/8"])
-    key = generate_signing_key("ES256", time.time())
+    key = generate_signing_key(args.alg, time.time())
 
     def sign() -> str:
         return mint_assertion(key, "http://127.0.0.1/orgs/bench", "fast", "bench-user", False, "turn", time.time())

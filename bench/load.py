@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import json
 import os
-import secrets
 import subprocess
 import sys
 import tempfile
@@ -26,12 +25,11 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterator
-from urllib.parse import quote
 
 import requests
 
-from bench.common import (PYTHON, ROOT, Platform, Report, cpu_seconds, endpoint, json_arg, machine, median, memory_kib,
-                          p99, platform, reset_peak_memory, shared_tool, table)
+from bench.common import (POSTGRES_URL, PYTHON, ROOT, Platform, Report, cpu_seconds, endpoint, json_arg, machine, median,
+                          memory_kib, p99, platform, postgres_schema, reset_peak_memory, shared_tool, table)
 from bench.endpoint import FAST_BODY
 from service.server import raise_open_files
 
@@ -41,8 +39,6 @@ DATABASES = ("sqlite", "postgres")
 TOOL_SECONDS = 5.0
 #: `--quick`: a smoke check of the whole path in a few seconds.
 QUICK_SIZES, QUICK_TOOL_SECONDS, QUICK_DATABASES = (20,), 1.0, ("sqlite",)
-POSTGRES_URL = (os.environ.get("TOOLGATE_BENCH_POSTGRES_URL") or os.environ.get("TOOLGATE_TEST_POSTGRES_URL")
-                or "postgresql://postgres@127.0.0.1:5432/test")
 #: Session tokens the conversations are spread over, and how many set-up requests run at once (well under
 #: the platform's database pool, so the set-up itself never meets the limit the burst measures).
 TOKENS = 4
@@ -132,18 +128,8 @@ def database(engine: str, postgres_url: str) -> Iterator[str | None]:
     if engine == "sqlite":
         yield None
         return
-    from service.database import make_database
-
-    schema = f"bench_load_{secrets.token_hex(6)}"
-    admin = make_database(postgres_url, pooled=False)
-    with admin.connection_context():
-        admin.execute_sql(f"CREATE SCHEMA {schema}")
-    try:
-        separator = "&" if "?" in postgres_url else "?"
-        yield f"{postgres_url}{separator}options={quote(f'-csearch_path={schema}')}"
-    finally:
-        with admin.connection_context():
-            admin.execute_sql(f"DROP SCHEMA {schema} CASCADE")
+    with postgres_schema(postgres_url, "bench_load") as url:
+        yield url
 
 
 def prepare(running: Platform, project: str, n: int) -> list[list[str]]:

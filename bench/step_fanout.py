@@ -7,7 +7,7 @@ client is aiohttp with no connection limit (its default of 100 would queue half 
 Both reuse kept-alive connections warmed by one step of the largest size; each figure is the median
 of REPEATS steps. The endpoint is bench/endpoint.py, which checks no assertion.
 
-    python -m bench.step_fanout [--engines geventhttpclient,urllib3,requests] [--repeats 3]
+    python -m bench.step_fanout [--engines geventhttpclient,urllib3,requests,deferred-records] [--repeats 3]
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import aiohttp
 
-from bench.common import Report, endpoint, engines_option, json_arg, median, platform, shared_tool, table
+from bench.common import Report, endpoint, json_arg, median, platform, shared_tool, table
 from bench.engines import DEFERRED, ENGINES, variant
 
 SIZES = (1, 10, 100, 200, 500)
@@ -78,9 +78,15 @@ async def measure_platform(running, sleep_url: str, repeats: int) -> dict[int, f
         return figures
 
 
+#: The columns `make bench` runs; the reference engines and the deferred-records experiment are asked for by name.
+DEFAULT_ENGINES = ("geventhttpclient",)
+#: Steps whose wall time is held to the bare client's.
+GOAL_SIZES = (200, 500)
+
+
 def run(engines: list[str], repeats: int) -> Report:
     report = Report("step_fanout", "Step fan-out: N parallel one-second calls, wall time / 1 s",
-                    COMMAND + (f" --engines {','.join(engines)}" if engines != list(ENGINES + (DEFERRED,)) else ""))
+                    COMMAND + (f" --engines {','.join(engines)}" if engines != list(DEFAULT_ENGINES) else ""))
     with endpoint() as (base, _pid), tempfile.TemporaryDirectory() as tmp:
         sleep_url = f"{base}/sleep/{SLEEP_SECONDS:g}"
         bare = asyncio.run(measure_bare(sleep_url, repeats))
@@ -94,15 +100,18 @@ def run(engines: list[str], repeats: int) -> Report:
             for n in SIZES]
     report.tables.append(table(headers, rows))
     if "geventhttpclient" in through:
-        ours, theirs = through["geventhttpclient"][200], bare[200]
-        limit = f"call records, log lines and metrics written before the answer (see {DEFERRED})"
-        report.goal("step of 200: wall <= 1.05 s", f"{ours:.3f} s", ours <= 1.05 * SLEEP_SECONDS, limit)
-        report.goal("step of 200: no slower than bare aiohttp", f"{ours:.3f} s vs {theirs:.3f} s", ours <= theirs,
-                    limit)
+        limit = ("the step's CPU around its calls: sending N signed requests one greenlet at a time, then reading, "
+                 "recording (one INSERT), logging and answering N results")
+        ours = through["geventhttpclient"]
+        report.goal("step of 200: wall <= 1.05 s", f"{ours[200]:.3f} s", ours[200] <= 1.05 * SLEEP_SECONDS, limit)
+        for n in GOAL_SIZES:
+            report.goal(f"step of {n}: no slower than bare aiohttp", f"{ours[n]:.3f} s vs {bare[n]:.3f} s",
+                        ours[n] <= bare[n], limit)
     report.notes += [
         f"Median of {repeats} steps per cell, after one warm-up step of {max(SIZES)}; connections kept alive.",
         "Platform: `toolgate serve` (one gevent process, SQLite), call records written once per step, before the "
-        f"answer; the `{DEFERRED}` column is the experiment of writing them after it (bench/platform.py).",
+        f"answer; `--engines` adds the reference clients (bench/engines.py) and `{DEFERRED}`, the experiment of "
+        "writing records after the answer (bench/platform.py).",
         "Endpoint, platform and load generator share the machine's cores.",
     ]
     return report
@@ -111,7 +120,8 @@ def run(engines: list[str], repeats: int) -> Report:
 def main(argv: list[str] | None = None) -> int:
     args, json_path = json_arg(argv)
     parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__.splitlines()[0])
-    engines_option(parser, ENGINES, DEFERRED)
+    parser.add_argument("--engines", default=",".join(DEFAULT_ENGINES),
+                        help=f"columns: {', '.join(ENGINES + (DEFERRED,))}")
     parser.add_argument("--repeats", type=int, default=REPEATS)
     options = parser.parse_args(args)
     run([e for e in options.engines.split(",") if e], max(1, options.repeats)).emit(json_path)

@@ -14,16 +14,16 @@ if TYPE_CHECKING:  # Flask is imported only by whoever builds an app, not by the
 
 def create_app(config: Config | None = None) -> "Flask":
     """Build the WSGI app on the configured database; refuses a database whose schema is behind."""
-    from flask import Flask
 
     from . import http
     from .api import register_api
     from .api.converters import install_converters
     from .database import open_database
+    from .http.flask_app import ServiceFlask
     from .migrations import check_current
 
     config = config or Config.from_env()
-    app = Flask(__name__)
+    app = ServiceFlask(__name__)
     install_converters(app)  # before any route: every path segment is bounded the same way
     app.config.update(config.flask)
     # werkzeug refuses a body past this while it is read (a chunked one has no length to check up front).

@@ -1,9 +1,10 @@
-"""Reading a JSON request body, with the same error shape as everything else."""
+"""Reading a JSON request body, with the same error shape as everything else; answering plain JSON quickly."""
 from __future__ import annotations
 
 from typing import Any
 
-from flask import request
+import orjson
+from flask import Response, request
 
 from ..errors import ServiceError, request_too_large
 from ..registry import violation
@@ -24,3 +25,12 @@ def json_body() -> Any:
         malformed = violation("", "malformed-body")
         raise ServiceError(400, malformed.rule, malformed.message, [malformed])
     return data
+
+
+def json_response(data: Any) -> Response:
+    """A 200 answer of `data`, already plain JSON-ready (str keys, no big integers), written by orjson.
+
+    For hot routes (a step): a twentieth of jsonify's encoding CPU, and no sorting of keys (bench/). The JSON is the
+    same value; only member order and the escaping of non-ASCII text differ.
+    """
+    return Response(orjson.dumps(data), mimetype="application/json")

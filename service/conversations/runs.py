@@ -20,11 +20,12 @@ from ..errors import ServiceError, not_found
 from ..keys import mint_assertion, new_turn_id
 from ..keys.store import signing_key
 from ..limits import MAX_CALLS_PER_STEP
-from ..models import CallRecord, Conversation, Turn, now
+from ..models import Conversation, Turn, now
 from ..records import calls as calls_log
 from ..registry import get_project, violation
 from ..text import recordable, text_problem
 from .offered import PinnedTool, offered, pinned_tools, resolve_project_version
+from .records import write_call_records
 from .sessions import Session
 from .slots import CallSlots
 
@@ -63,25 +64,25 @@ def get_conversation(session: Session, conversation_id: str) -> Conversation:
 
 
 #: Conversations and turns never change once made, so a step's check that the turn belongs to the session's
-#: conversation is remembered: (database binding, conversation id, turn id) → the conversation.
-_known_turns: OrderedDict[tuple[int, str, str], Conversation] = OrderedDict()
+#: conversation is remembered: (database binding, conversation id, turn id) → the conversation and the turn.
+_known_turns: OrderedDict[tuple[int, str, str], tuple[Conversation, Turn]] = OrderedDict()
 MAX_KNOWN_TURNS = 10_000
 
 
 def get_conversation_turn(session: Session, conversation_id: str, turn_id: str) -> tuple[Conversation, Turn]:
     """The session's conversation and its turn, in one statement (or none, once known); 404 for anyone else's."""
     key = (generation(), conversation_id, turn_id)
-    conversation = _known_turns.get(key)
-    if conversation is None:
+    known = _known_turns.get(key)
+    if known is None:
         conversation, turn_found = _read_conversation_turn(session, conversation_id, turn_id)
         if not turn_found:
             raise not_found("turn")
-        _known_turns[key] = conversation
+        known = _known_turns[key] = (conversation, Turn(id=turn_id, conversation=conversation))
         if len(_known_turns) > MAX_KNOWN_TURNS:
             _known_turns.popitem(last=False)
-    elif conversation.organization_id != session.organization.id or conversation.subject != session.subject:
+    elif known[0].organization_id != session.organization.id or known[0].subject != session.subject:
         raise not_found("conversation")
-    return conversation, Turn(id=turn_id, conversation=conversation)
+    return known
 
 
 def _read_conversation_turn(session: Session, conversation_id: str, turn_id: str) -> tuple[Conversation, bool]:
@@ -223,27 +224,9 @@ def _dispatch(session: Session, turn: str, calls: Sequence[ModelCall], tools: di
     return outcomes
 
 
-CALL_RECORD_COLUMNS = ("organization", "conversation_id", "turn", "tool", "tool_version", "subject", "anonymous",
-                       "kind", "http_code", "latency_ms", "size_chars", "jti", "session_start", "created_at")
-
-
-def _insert_call_records(rows: list[dict[str, Any]]) -> None:
-    """All of a step's records in one multi-row INSERT: one statement, so one round trip and atomic on its own
-    (peewee's insert_many builds SQL per row, ~250 µs each: bench/)."""
-    database = CallRecord._meta.database
-    database.execute_sql(_call_records_sql(len(rows), database.param),
-                         [row[c] for row in rows for c in CALL_RECORD_COLUMNS])
-
-
-@lru_cache(maxsize=64)
-def _call_records_sql(count: int, param: str) -> str:
-    columns = ", ".join("organization_id" if c == "organization" else c for c in CALL_RECORD_COLUMNS)
-    values = "(" + ", ".join([param] * len(CALL_RECORD_COLUMNS)) + ")"
-    return f"INSERT INTO call_record ({columns}) VALUES " + ", ".join([values] * count)
-
-
 def _record(session, conversation_id, turn, calls, tools, outcomes, jtis, session_start) -> None:
-    """One batched insert per step, after the calls are done: the call path itself writes nothing."""
+    """The step's records, after the calls are done, before its answer (with any step ending at the same moment:
+    records.py); the call path itself writes nothing."""
     if not calls:
         return
     created = now()
@@ -254,5 +237,5 @@ def _record(session, conversation_id, turn, calls, tools, outcomes, jtis, sessio
         "latency_ms": o.latency_ms, "size_chars": o.size_chars, "jti": jti, "session_start": session_start,
         "created_at": created,
     } for call, o, jti in zip(calls, outcomes, jtis)]
-    _insert_call_records(rows)
+    write_call_records(rows)
     calls_log.observe(session.organization, rows, session_start=session_start)  # metrics and one log line a call

@@ -1,8 +1,10 @@
 """Session tokens at the platform's door: which organization, which subject, which entitlements."""
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass
+from functools import cached_property
 
 import jwt
 
@@ -30,8 +32,9 @@ class Session:
     def anonymous(self) -> bool:
         return self.claims.anonymous
 
-    @property
+    @cached_property
     def entitlements(self) -> frozenset[str]:
+        # Made once per session: a remembered session serves every step of its token.
         return frozenset(self.claims.entitlements)
 
 
@@ -48,15 +51,19 @@ def _kid_of(token: str) -> str | None:
     return kid if is_text(kid) and len(kid) <= 128 else None  # a NUL or a surrogate is no kid, and cannot be looked up
 
 
-#: Verified session tokens, kept until they expire: a token cannot be revoked, and the key that signed it stays
-#: published for longer than any token lives, so verifying it again on every request would change no answer.
-_verified: dict[tuple[int, str], Session] = {}
+#: Verified session tokens, kept until they expire, by the SHA-256 of the token (a token may be 8 KiB; its digest is
+#: 32 bytes, so the cache stays within a few megabytes). A token cannot be revoked, and rotation keeps the key that
+#: signed it published for longer than any token lives, so verifying it again on every request would change no
+#: answer. Past its `exp` a remembered token is verified again (and refused once past the clock skew allowed). Were a
+#: signing key ever withdrawn at once, this cache would have to be emptied with it.
+_verified: dict[tuple[int, bytes], Session] = {}
 MAX_REMEMBERED_SESSIONS = 10_000
 
 
 def authenticate_session(token: str, config: Config) -> Session:
-    """The verified session of a token (from the cache while it lives), or 401."""
-    key = (generation(), token)
+    """The verified session of a token (from the cache until its `exp`), or 401."""
+    # surrogatepass: any text hashes (a lone surrogate from a JSON body is then refused by verification, not a 500).
+    key = (generation(), hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest())
     session = _verified.get(key)
     if session is not None and session.claims.expires_at > time.time():
         return session

@@ -1,9 +1,10 @@
-"""The HTTP client on the call path: geventhttpclient's C parser and socket pools, behind the same guards.
+"""The HTTP client on the call path: geventhttpclient's C parser and socket pools, behind the guards.
 
 Measured side by side on the platform's own path (bench/call_overhead.py, docs/decisions.md), a
 `requests` Session costs about five times the CPU per call of geventhttpclient, and urllib3 alone
-about two and a half times. Only the parser and the pool of sockets are taken from geventhttpclient;
-the request is written here, so nothing it does by default reaches a tool call:
+about two and a half times (both live on in bench/engines.py, as references). Only the parser and the
+pool of sockets are taken from geventhttpclient; the request is written here, so nothing it does by
+default reaches a tool call:
 
 - each new connection resolves the host once (with its own DNS budget), checks every address with
   the AddressGuard and connects only to an allowed one, the same one it checked;
@@ -24,6 +25,7 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+import certifi
 import gevent
 import gevent.ssl
 from gevent import monkey
@@ -40,8 +42,14 @@ from service.dispatch import connection
 from service.dispatch.build import BuiltRequest
 from service.dispatch.guard import AddressGuard
 from service.dispatch.reading import CHUNK_BYTES
-from service.dispatch.session import DEFAULT_HEADERS, HOST_POOLS, ca_bundle
 from service.limits import CALL_DEADLINE_SECONDS, MAX_CONNECTIONS_PER_HOST, MAX_RESPONSE_HEAD_BYTES
+
+#: How many hosts keep a pool of open connections; further hosts evict the least recently used.
+HOST_POOLS = 100
+
+#: Sent on every call; the Authorization header is added per call. Only encodings decoded as the
+#: body streams are offered, so a compressed body is always measured by what it expands to.
+DEFAULT_HEADERS = {"User-Agent": "Toolgate", "Accept": "*/*", "Accept-Encoding": "gzip, deflate"}
 
 #: What a request target may hold unencoded, as requests requotes it: build.py has already
 #: percent-encoded every model value, so this only touches a definition's own literal text.
@@ -119,6 +127,14 @@ class GuardedResponse(HTTPSocketPoolResponse):
         super(HTTPSocketResponse, self)._on_message_complete()
 
 
+def ca_bundle() -> str:
+    """The CA bundle TLS verifies against: certifi's, the one requests would use.
+
+    Read when a host's pool is made rather than at import, so a test can point it elsewhere.
+    """
+    return certifi.where()
+
+
 @lru_cache(maxsize=4)
 def _tls_context(cafile: str) -> gevent.ssl.SSLContext:
     # Built once per CA bundle: loading it costs milliseconds, and every pool can share it.
@@ -174,6 +190,33 @@ class GuardedPool(ConnectionPool):
             return False
 
 
+#: URLs up to this long have their parse remembered (most calls repeat their tool's URL); with the cache's size, this
+#: bounds its memory to about a megabyte.
+_REMEMBERED_URL_CHARS = 512
+
+
+def _request_line(method: str, url: str) -> tuple[str, str, int, str]:
+    """(scheme, host, port, the request line with the Host and fixed headers) for a call."""
+    if len(url) <= _REMEMBERED_URL_CHARS:
+        return _remembered_request_line(method, url)
+    return _parse_request_line(method, url)
+
+
+def _parse_request_line(method: str, url: str) -> tuple[str, str, int, str]:
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if not host.isascii():
+        host = host.encode("idna").decode("ascii")
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    target = quote(parts.path or "/", safe=_TARGET_SAFE) + (
+        "?" + quote(parts.query, safe=_TARGET_SAFE) if parts.query else "")
+    host_header = parts.netloc if parts.netloc.isascii() else host + (f":{parts.port}" if parts.port else "")
+    return parts.scheme, host, port, f"{method} {target} HTTP/1.1\r\nHost: {host_header}\r\n{_FIXED_HEADERS}"
+
+
+_remembered_request_line = lru_cache(maxsize=1024)(_parse_request_line)
+
+
 class GuardedClient:
     """Pools of connections per host (the least recently used evicted past HOST_POOLS), all guarded."""
 
@@ -200,15 +243,8 @@ class GuardedClient:
         The caller must `release()` it: after a complete read the socket goes back to its pool,
         otherwise it is closed.
         """
-        parts = urlsplit(request.url)
-        host = parts.hostname or ""
-        if not host.isascii():
-            host = host.encode("idna").decode("ascii")
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-        target = quote(parts.path or "/", safe=_TARGET_SAFE) + (
-            "?" + quote(parts.query, safe=_TARGET_SAFE) if parts.query else "")
-        host_header = parts.netloc if parts.netloc.isascii() else host + (f":{parts.port}" if parts.port else "")
-        head = f"{request.method} {target} HTTP/1.1\r\nHost: {host_header}\r\n{_FIXED_HEADERS}"
+        scheme, host, port, start = _request_line(request.method, request.url)
+        head = start
         for name, value in request.headers.items():
             head += f"{name}: {value}\r\n"
         body = request.body or b""
@@ -218,7 +254,7 @@ class GuardedClient:
             raise ValueError("an Authorization value cannot hold a line break")
         payload = (head + f"Authorization: {authorization}\r\n\r\n").encode("latin-1") + body
 
-        pool = self.pool(parts.scheme, host, port)
+        pool = self.pool(scheme, host, port)
         sock = pool.get_socket()
         try:
             sock.sendall(payload)

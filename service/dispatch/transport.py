@@ -8,13 +8,11 @@ from __future__ import annotations
 import http.client
 import time
 import zlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 from weakref import WeakKeyDictionary
 
 import gevent
-import requests
-import urllib3.exceptions
 
 from service.dispatch.build import BuiltRequest
 from service.dispatch.client import GuardedClient
@@ -27,8 +25,7 @@ from service.dispatch.failures import (
     failure_object,
 )
 from service.dispatch.guard import AddressGuard
-from service.dispatch.reading import CHUNK_BYTES, charset_of, decoded_chunks, has_body, raw_chunks, read_text
-from service.dispatch.session import new_session
+from service.dispatch.reading import charset_of, decoded_chunks, has_body, raw_chunks, read_text
 from service.limits import CALL_DEADLINE_SECONDS, RESPONSE_CAP_CHARS
 
 _DETAIL_CHARS = 500
@@ -62,7 +59,6 @@ class CallOutcome:
 
 
 _clients: WeakKeyDictionary[AddressGuard, GuardedClient] = WeakKeyDictionary()
-_sessions: WeakKeyDictionary[AddressGuard, requests.Session] = WeakKeyDictionary()
 
 
 def client_for(guard: AddressGuard) -> GuardedClient:
@@ -71,14 +67,6 @@ def client_for(guard: AddressGuard) -> GuardedClient:
     if client is None:
         client = _clients[guard] = GuardedClient(guard)
     return client
-
-
-def session_for(guard: AddressGuard) -> requests.Session:
-    """The one requests Session kept for `guard`: the reference engine (see ENGINE)."""
-    session = _sessions.get(guard)
-    if session is None:
-        session = _sessions[guard] = new_session(guard)
-    return session
 
 
 def send(
@@ -94,18 +82,19 @@ def send(
     One deadline covers resolution, connecting, the headers and the whole body; a body past `cap`
     characters is cut off as response-too-big.
     """
-    exchange = EXCHANGES[ENGINE]
     started = time.monotonic()
-    outcome = within_deadline(lambda: exchange(guard, request, authorization, deadline, cap), deadline)
-    return replace(outcome, latency_ms=round((time.monotonic() - started) * 1000))
+    outcome = within_deadline(lambda: _exchange(guard, request, authorization, deadline, cap), deadline)
+    # Built directly: dataclasses.replace costs twice as much, on every call.
+    return CallOutcome(outcome.kind, outcome.http_code, outcome.output, round((time.monotonic() - started) * 1000),
+                       outcome.size_chars, outcome.detail)
 
 
 def within_deadline(exchange: Callable[[], CallOutcome], deadline: float) -> CallOutcome:
     """Run `exchange` under one gevent deadline; map what it raises to a failure kind.
 
-    The one place exceptions become kinds. The order of the clauses matters and is tested:
-    requests' ConnectTimeout is both a ConnectionError and a Timeout, and must be a timeout.
-    Anything else (a bug) propagates; the step turns it into that call's transport error.
+    The one place exceptions become kinds. The order of the clauses matters and is tested: a socket
+    timeout is an OSError too, and must be a timeout. Anything else (a bug) propagates; the step turns
+    it into that call's transport error.
     """
     timer = gevent.Timeout(deadline)
     timer.start()
@@ -115,13 +104,11 @@ def within_deadline(exchange: Callable[[], CallOutcome], deadline: float) -> Cal
         if exc is not timer:
             raise  # someone else's deadline (an enclosing one): not ours to silence
         return CallOutcome(TIMED_OUT, detail=f"no complete answer within {deadline:g} s")
-    except (requests.Timeout, urllib3.exceptions.TimeoutError, TimeoutError) as exc:
+    except TimeoutError as exc:  # socket.timeout: a socket's own timeout, behind the deadline
         return CallOutcome(TIMED_OUT, detail=_describe(exc))
     except (
-        requests.RequestException,  # ConnectionError, SSLError, ChunkedEncodingError, ContentDecodingError, …
-        urllib3.exceptions.HTTPError,  # ProtocolError, DecodeError, SSLError, IncompleteRead, NewConnectionError, …
-        http.client.HTTPException,  # http.client.IncompleteRead and friends, should one escape urllib3
-        OSError,  # a reset or refused socket not wrapped by either library
+        http.client.HTTPException,  # geventhttpclient's parse errors, a head past its cap, a closed connection
+        OSError,  # reset, refused, TLS refused (ssl.SSLError), a name not resolved, an address denied
         UnicodeError,  # a body its own charset cannot decode even with replacement (UTF-16, no BOM)
         zlib.error,  # a body that is not the gzip or deflate its Content-Encoding says
     ) as exc:
@@ -135,7 +122,7 @@ def _exchange(guard: AddressGuard, request: BuiltRequest, authorization: str, de
     response = client_for(guard).open(request, authorization)
     try:
         chunks = decoded_chunks(raw_chunks(response.read), _header(response, "Content-Encoding"))
-        return _judge(response.status_code, _header(response, "Content-Type"), chunks, cap)
+        return judge(response.status_code, _header(response, "Content-Type"), chunks, cap)
     finally:
         # Back to the pool only when read to its end; cut off at the cap, unread (a 3xx or error
         # body) or broken mid-way, the socket is closed here and never reused.
@@ -147,31 +134,9 @@ def _header(response: Any, name: str) -> str | None:
     return ", ".join(value) if isinstance(value, list) else value  # a repeated header comes as a list
 
 
-def _exchange_requests(guard: AddressGuard, request: BuiltRequest, authorization: str, deadline: float,
-                       cap: int) -> CallOutcome:
-    headers = {**request.headers, "Authorization": authorization}
-    # The socket timeouts only back up the gevent deadline, which is what actually bounds the call.
-    response = session_for(guard).request(
-        request.method, request.url, headers=headers, data=request.body,
-        stream=True, allow_redirects=False, timeout=deadline,
-    )
-    try:
-        chunks = response.raw.stream(CHUNK_BYTES, decode_content=True)
-        return _judge(response.status_code, response.headers.get("Content-Type"), chunks, cap)
-    finally:
-        response.close()
-
-
-#: The clients a call can be sent with, by name. geventhttpclient is the platform's; requests is the
-#: reference the benchmarks measure it against (bench/ adds urllib3), each behind the same guards.
-EXCHANGES: dict[str, Callable[[AddressGuard, BuiltRequest, str, float, int], CallOutcome]] = {
-    "geventhttpclient": _exchange,
-    "requests": _exchange_requests,
-}
-ENGINE = "geventhttpclient"
-
-
-def _judge(status: int, content_type: str | None, chunks: Iterable[bytes], cap: int) -> CallOutcome:
+def judge(status: int, content_type: str | None, chunks: Iterable[bytes], cap: int) -> CallOutcome:
+    """The outcome of an answer with `status` whose decoded body arrives as `chunks`: success with its text, or the
+    failure kind for a non-2xx status (by whether it had a body) or a body past `cap` characters."""
     if not 200 <= status < 300:
         # Only emptiness matters, and the body is never forwarded: one chunk at most decides.
         kind = REFUSED if has_body(chunks) else RETURNED_NOTHING

@@ -15,6 +15,10 @@ CONFIG_KEY = "toolgate_config"
 #: answer while it is away or its pool is busy; readiness asks it itself, to report what it finds.
 WITHOUT_DATABASE = frozenset({"ops.AliveViews", "ops.MetricsViews", "ops.ReadyViews", "static", "dashboard.static",
                               "swagger_assets", "api-docs.openapi_json", "api-docs.openapi_swagger_ui"})
+#: ...and those that take it at their first query instead. A step whose session token, turn and signing key are
+#: already known reads nothing before its calls, and gives any connection back before them anyway: it usually takes
+#: one only to record its calls, which saves a checkout and a return on every step (bench/profiles/).
+NO_CONNECTION_UP_FRONT = WITHOUT_DATABASE | {"conversations.StepViews"}
 
 
 def app_config(app: "Flask") -> Config:

@@ -11,11 +11,12 @@ from flask import Flask, g, request
 
 from ..database import connect, release
 from ..errors import request_too_large
-from .context import WITHOUT_DATABASE
+from .context import NO_CONNECTION_UP_FRONT
 
 from ..records import logs, metrics
 
 REQUEST_ID_HEADER = "X-Request-Id"
+REQUEST_ID_ENVIRON = "HTTP_X_REQUEST_ID"
 #: The route label of a request that matched no route, so a scanner cannot grow the metrics' label set.
 UNMATCHED = "(unmatched)"
 MAX_LOGGED_PATH_CHARS = 512
@@ -29,28 +30,33 @@ def install_observability(app: Flask) -> None:
     @app.before_request
     def _begin():
         g.request_started = time.perf_counter()
-        g.request_id = logs.accept_request_id(request.headers.get(REQUEST_ID_HEADER))
+        g.request_id = logs.accept_request_id(request.environ.get(REQUEST_ID_ENVIRON))
         g.request_id_token = logs.request_id.set(g.request_id)
 
     @app.after_request
     def _answer(response):
-        if "request_id" not in g:  # failed before our first hook ran
+        # Runs on every request: the proxies `request` and `g` are resolved once each (bench/profiles/).
+        context = g._get_current_object()
+        if "request_id" not in context:  # failed before our first hook ran
             return response
-        response.headers[REQUEST_ID_HEADER] = g.request_id
-        seconds = time.perf_counter() - g.request_started
-        route = request.url_rule.rule if request.url_rule is not None else UNMATCHED
-        metrics.http_request(request.method, route, response.status_code, seconds)
-        view_args = request.view_args or {}
-        fields = {"method": request.method, "route": route, "status": response.status_code,
-                  "duration_ms": round(seconds * 1000, 1)}
-        if request.url_rule is not None:  # a path we routed holds ids, never a secret; an unmatched one could
-            fields["path"] = request.path[:MAX_LOGGED_PATH_CHARS]
-        organization = _organization()
+        current = request._get_current_object()
+        response.headers[REQUEST_ID_HEADER] = context.request_id
+        seconds = time.perf_counter() - context.request_started
+        rule = current.url_rule
+        route = rule.rule if rule is not None else UNMATCHED
+        status = response.status_code
+        metrics.http_request(current.method, route, status, seconds)
+        fields = {"method": current.method, "route": route, "status": status, "duration_ms": round(seconds * 1000, 1)}
+        if rule is not None:  # a path we routed holds ids, never a secret; an unmatched one could
+            fields["path"] = current.path[:MAX_LOGGED_PATH_CHARS]
+        organization = _organization(context)
         if organization is not None:
             fields["org"] = organization
-        for name, field in (("conversation_id", "conversation"), ("turn_id", "turn")):
-            if name in view_args:
-                fields[field] = view_args[name]
+        view_args = current.view_args
+        if view_args:
+            for name, field in (("conversation_id", "conversation"), ("turn_id", "turn")):
+                if name in view_args:
+                    fields[field] = view_args[name]
         logs.log_request(fields)
         return response
 
@@ -61,10 +67,10 @@ def install_observability(app: Flask) -> None:
             logs.request_id.reset(token)
 
 
-def _organization() -> str | None:
-    """The slug of whoever the request authenticated as, if it got that far."""
+def _organization(context) -> str | None:
+    """The slug of whoever the request authenticated as, if it got that far (`context` is the request's `g`)."""
     for name in ("principal", "session"):
-        holder = g.get(name)
+        holder = context.get(name)
         if holder is not None:
             return holder.organization.slug
     return None
@@ -76,13 +82,21 @@ def install_admission(app: Flask, max_request_bytes: int) -> None:
     `database.released`)."""
 
     @app.before_request
-    def _refuse_a_large_body():
-        # MCP answers its own, in JSON-RPC.
-        if (request.content_length or 0) > max_request_bytes and request.endpoint != "mcp.post":
+    def _admit():
+        # A body refused from its declared length alone, before a byte of it is read (MCP answers its own, in
+        # JSON-RPC); werkzeug parsed none of the headers yet, so the length is read from the environ itself.
+        endpoint = request.endpoint
+        try:
+            declared = int(request.environ.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            declared = 0  # not a length: werkzeug reads such a body as having none
+        if declared > max_request_bytes and endpoint != "mcp.post":
             raise request_too_large(max_request_bytes)
+        # Taking the connection first makes the pool an admission gate: under a burst, requests wait for a
+        # connection before spending CPU, so the few that hold one are scheduled promptly and hand it back
+        # (measured: bench/load.py on PostgreSQL). Liveness, metrics, static files, a path that matches no route and
+        # a step (NO_CONNECTION_UP_FRONT) take none here.
+        if endpoint is not None and endpoint not in NO_CONNECTION_UP_FRONT:
+            connect()
 
-    # Taking the connection first makes the pool an admission gate: under a burst, requests wait for a connection
-    # before spending CPU, so the few that hold one are scheduled promptly and hand it back (measured:
-    # bench/load.py on PostgreSQL). Liveness, metrics, static files and a path that matches no route take none.
-    app.before_request(lambda: None if request.endpoint in WITHOUT_DATABASE or request.endpoint is None else connect())
     app.teardown_request(lambda _exc: release())

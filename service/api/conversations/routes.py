@@ -34,7 +34,7 @@ from ...limits import MAX_CALLS_PER_STEP
 from ...llm import adapter_for
 from ...registry.rules import violation
 from ...http import bearer_token
-from ..body import json_body
+from ..body import json_body, json_response
 from ..schemas import IgnoresUnknownSchema
 from ..document import SESSION_TOKEN, authenticated_by, route_refusal
 
@@ -166,7 +166,7 @@ class StepViews(MethodView):
         session = current_session()
         conversation, turn = get_conversation_turn(session, conversation_id, turn_id)
         calls = parse_calls(json_body())
-        return jsonify({"results": run_model_step(session, conversation, turn, calls, dispatcher())})
+        return json_response({"results": run_model_step(session, conversation, turn, calls, dispatcher())})
 
 
 class MessageSchema(IgnoresUnknownSchema):

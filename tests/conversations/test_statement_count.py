@@ -1,0 +1,57 @@
+"""What a step costs the database, counted where it arrives: a one-call step of a known turn is one statement."""
+import sqlite3
+from urllib.parse import urlsplit
+
+import pytest
+
+from bench.statements import StatementCounter
+from service.database import db
+
+from ..conftest import POSTGRES_URL
+from ..live import live_service, mock_backend
+from .conftest import Conversation, publish_project, tool
+
+STEPS = 20
+
+
+def run_steps(service, backend, count):
+    """Open a conversation, run one step (the turn becomes known), then `count()` around STEPS more; per step."""
+    publish_project(service, [tool("search", backend + "/tools/search/echo")])
+    conversation = Conversation(service, service.session_token("alice"))
+    turn = conversation.turn()
+    conversation.step(turn, ("search", {}))
+    before = count()
+    for _ in range(STEPS):
+        assert "output" in conversation.step(turn, ("search", {}))[0]
+    return (count() - before) / STEPS
+
+
+@pytest.mark.skipif(not POSTGRES_URL, reason="TOOLGATE_TEST_POSTGRES_URL is not set")
+def test_on_postgresql_a_one_call_step_is_one_statement_its_record(tmp_path):
+    from ..conftest import fresh_postgres_schema
+
+    server = urlsplit(POSTGRES_URL)
+    with fresh_postgres_schema(POSTGRES_URL) as url, StatementCounter((server.hostname, server.port or 5432)) as counter:
+        with live_service(tmp_path, database_url=counter.url(url)) as service, mock_backend([service.issuer]) as backend:
+            before = counter.snapshot()
+            per_step = run_steps(service, backend, counter.total)
+            seen = counter.snapshot() - before
+    assert per_step == 1
+    assert seen["INSERT INTO CALL_RECORD"] >= STEPS and "SELECT" in seen  # the counter reads the real traffic
+
+
+def test_on_sqlite_a_one_call_step_is_one_statement_its_record(tmp_path, monkeypatch):
+    statements = []
+    with live_service(tmp_path) as service, mock_backend([service.issuer]) as backend:
+        database = db.obj
+        hooks = type(database)._add_conn_hooks
+
+        def traced(self, conn: sqlite3.Connection):
+            hooks(self, conn)
+            conn.set_trace_callback(statements.append)
+
+        monkeypatch.setattr(type(database), "_add_conn_hooks", traced)
+        database.close_all()  # connections opened from here on are traced
+        per_step = run_steps(service, backend, lambda: len(statements))
+    assert per_step == 1
+    assert any(s.startswith("INSERT INTO call_record") for s in statements)
