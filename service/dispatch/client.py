@@ -237,8 +237,9 @@ class GuardedClient:
             self._pools.move_to_end(key)
         return pool
 
-    def open(self, request: BuiltRequest, authorization: str) -> GuardedResponse:
-        """Send `request` and return the response with its headers read and its body still unread.
+    def open(self, request: BuiltRequest, authorization: str | None) -> GuardedResponse:
+        """Send `request` (with `authorization` as its Authorization header; None: no credential at all, as when
+        the registry fetches a document) and return the response with its headers read and its body still unread.
 
         The caller must `release()` it: after a complete read the socket goes back to its pool,
         otherwise it is closed.
@@ -250,9 +251,11 @@ class GuardedClient:
         body = request.body or b""
         if body or request.method in BODY_METHODS:
             head += f"Content-Length: {len(body)}\r\n"
-        if "\r" in authorization or "\n" in authorization:
-            raise ValueError("an Authorization value cannot hold a line break")
-        payload = (head + f"Authorization: {authorization}\r\n\r\n").encode("latin-1") + body
+        if authorization is not None:
+            if "\r" in authorization or "\n" in authorization:
+                raise ValueError("an Authorization value cannot hold a line break")
+            head += f"Authorization: {authorization}\r\n"
+        payload = (head + "\r\n").encode("latin-1") + body
 
         pool = self.pool(scheme, host, port)
         sock = pool.get_socket()

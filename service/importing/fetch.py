@@ -10,14 +10,13 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-import requests
-
 from .. import limits
 from ..dispatch import AddressGuard, CallOutcome
-from ..dispatch.connection import AddressDenied
+from ..dispatch.build import BuiltRequest
+from ..dispatch.client import AddressDenied
 from ..dispatch.failures import REFUSED, RESPONSE_TOO_BIG, RETURNED_NOTHING, TIMED_OUT
-from ..dispatch.reading import CHUNK_BYTES, charset_of, decoded_chunks, read_text
-from ..dispatch.transport import session_for, within_deadline
+from ..dispatch.reading import charset_of, decoded_chunks, raw_chunks, read_text
+from ..dispatch.transport import client_for, within_deadline
 from ..errors import ServiceError
 from .document import refused
 
@@ -33,26 +32,24 @@ def fetch_document(url: Any, *, guard: AddressGuard, deadline: float = limits.CA
     denied: list[str] = []
 
     def exchange() -> CallOutcome:
+        # The dispatcher's own client: the guard checks each address connected to, no redirect is followed, no
+        # cookie or credential is sent (no Authorization at all), and the body is read in chunks up to the cap.
         try:
-            response = session_for(guard).get(url, headers={"Accept": _ACCEPT}, stream=True, allow_redirects=False,
-                                              timeout=deadline)
-        except requests.ConnectionError as exc:
-            reason = _denial(exc)
-            if reason is not None:
-                denied.append(reason)
+            response = client_for(guard).open(BuiltRequest("GET", url, {"Accept": _ACCEPT}), None)
+        except AddressDenied as exc:
+            denied.append(str(exc).split(" may not be reached: ", 1)[-1])
             raise
         try:
             if not 200 <= response.status_code < 300:
                 return CallOutcome(REFUSED, http_code=response.status_code)
             # The platform's own decoder, as a call's body is read: a compressed chunk expands one chunk at a time.
-            chunks = decoded_chunks(response.raw.stream(CHUNK_BYTES, decode_content=False),
-                                    response.headers.get("Content-Encoding"))
-            text = read_text(chunks, charset_of(response.headers.get("Content-Type")), cap)
+            chunks = decoded_chunks(raw_chunks(response.read), _header(response, "Content-Encoding"))
+            text = read_text(chunks, charset_of(_header(response, "Content-Type")), cap)
             if text is None:
                 return CallOutcome(RESPONSE_TOO_BIG, http_code=response.status_code)
             return CallOutcome(None, http_code=response.status_code, output=text)
         finally:
-            response.close()
+            response.release()
 
     outcome = within_deadline(exchange, deadline)
     if outcome.kind is None:
@@ -72,18 +69,9 @@ def _absolute(url: str) -> bool:
         not any(c.isspace() for c in url)
 
 
-def _denial(exc: BaseException | None) -> str | None:
-    """The guard's reason, when every address the host resolved to was refused (requests and urllib3 wrap it)."""
-    for _ in range(8):  # a few wrappers deep at most
-        if exc is None:
-            return None
-        if isinstance(exc, AddressDenied):
-            return str(exc).split(" may not be reached: ", 1)[-1]
-        inner = getattr(exc, "reason", None)  # urllib3's MaxRetryError
-        if not isinstance(inner, BaseException):
-            inner = exc.args[0] if exc.args and isinstance(exc.args[0], BaseException) else exc.__cause__
-        exc = inner
-    return None
+def _header(response: Any, name: str) -> str | None:
+    value = response.get(name)
+    return ", ".join(value) if isinstance(value, list) else value  # a repeated header comes as a list
 
 
 def _unfetchable(outcome: CallOutcome, deadline: float) -> ServiceError:
