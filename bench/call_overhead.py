@@ -30,8 +30,24 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from bench.common import (BEFORE_COMMIT, POSTGRES_URL, PYTHON, ROOT, Report, cpu_seconds, endpoint, json_arg, median,
-                          own_cpu_seconds, p99, platform, postgres_schema, shared_tool, source_at, table)
+from bench.common import (
+    BEFORE_COMMIT,
+    POSTGRES_URL,
+    PYTHON,
+    ROOT,
+    Report,
+    cpu_seconds,
+    endpoint,
+    json_arg,
+    median,
+    own_cpu_seconds,
+    p99,
+    platform,
+    postgres_schema,
+    shared_tool,
+    source_at,
+    table,
+)
 from bench.statements import StatementCounter
 
 SEQUENTIAL = 1_200
@@ -206,7 +222,8 @@ def run(engines: list[str], before: bool, postgres: str | None) -> Report:
         "interleaved with the other columns; kept-alive connections. Added = the column's median (p99) less direct's.",
         "CPU: the serving process's user+system time over those steps (its session check, caches, signing, sending, "
         "reading, the call records, logs and metrics), the median of the rounds; direct's is the benchmark process's "
-        f"own for the same GETs. Steps of {FANOUT}: {FANOUT_STEPS} steps, per call. `dispatch only` is service.dispatch "
+        f"own for the same GETs. Steps of {FANOUT}: {FANOUT_STEPS} steps, per call. `dispatch only` is "
+        "service.dispatch "
         "alone (run_step, call_tool, signing with each algorithm) in a gevent process of its own; `one … assertion` "
         "is minting one call assertion (the key parsed once, as the platform keeps it), in the benchmark process.",
         f"Throughput: {CLIENTS} asyncio clients in the benchmark process, {LOAD_SECONDS:g} s in all, the median of the "

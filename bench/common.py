@@ -107,7 +107,7 @@ def machine() -> dict[str, str]:
                 break
     memory = "?"
     with contextlib.suppress(OSError, StopIteration):
-        kib = int(next(l for l in Path("/proc/meminfo").read_text().splitlines() if l.startswith("MemTotal"))
+        kib = int(next(line for line in Path("/proc/meminfo").read_text().splitlines() if line.startswith("MemTotal"))
                   .split()[1])
         memory = f"{kib / 1024 / 1024:.0f} GiB"
     return {"cpu": f"{os.cpu_count()} x {model}", "memory": memory, "os": f"{host.system()} {host.release()}",

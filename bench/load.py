@@ -28,8 +28,25 @@ from typing import Any, Iterator
 
 import requests
 
-from bench.common import (POSTGRES_URL, PYTHON, ROOT, Platform, Report, cpu_seconds, endpoint, json_arg, machine, median,
-                          memory_kib, p99, platform, postgres_schema, reset_peak_memory, shared_tool, table)
+from bench.common import (
+    POSTGRES_URL,
+    PYTHON,
+    ROOT,
+    Platform,
+    Report,
+    cpu_seconds,
+    endpoint,
+    json_arg,
+    machine,
+    median,
+    memory_kib,
+    p99,
+    platform,
+    postgres_schema,
+    reset_peak_memory,
+    shared_tool,
+    table,
+)
 from bench.endpoint import FAST_BODY
 from service.server import raise_open_files
 

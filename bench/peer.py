@@ -24,8 +24,19 @@ from typing import Awaitable, Callable, Iterator
 import aiohttp
 import requests
 
-from bench.common import (Report, child, endpoint, free_port, json_arg, median, p99, platform, shared_tool,
-                          START_SECONDS, table)
+from bench.common import (
+    START_SECONDS,
+    Report,
+    child,
+    endpoint,
+    free_port,
+    json_arg,
+    median,
+    p99,
+    platform,
+    shared_tool,
+    table,
+)
 
 PEER_PACKAGE = "mcp-contextforge-gateway"
 DEFAULT_VENV = Path(tempfile.gettempdir()) / "toolgate-bench-peer"

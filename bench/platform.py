@@ -5,11 +5,10 @@ is an experiment, not the platform's behaviour: it writes each step's call recor
 and metrics) in a greenlet of their own after the answer has gone, to measure what that change to
 service/conversations/runs.py would buy.
 """
-import service.entry  # noqa: F401  # first: patches gevent (and psycopg) before anything else loads
-
 import argparse  # noqa: E402
 import sys  # noqa: E402
 
+import service.entry  # noqa: F401  # first: patches gevent (and psycopg) before anything else loads
 from bench.engines import ENGINES, use  # noqa: E402
 from service.cli import main  # noqa: E402
 

@@ -83,7 +83,8 @@ def run() -> Report:
         for i in range(REPEATS):
             name = f"tool_{i + 1:03d}"
             session.post(f"{running.url}/v1/tools/{name}/draft", headers=admin)
-            publishes += timed(lambda: session.post(f"{running.url}/v1/tools/{name}/publish", headers=admin), 201, 1)
+            publishes += timed(lambda name=name: session.post(f"{running.url}/v1/tools/{name}/publish", headers=admin),
+                               201, 1)
         add("publish a tool draft (POST …/publish)", publishes)
 
         session.post(f"{running.url}/v1/projects/big/draft", headers=admin)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .config import Config
+from service.config import Config
 
 if TYPE_CHECKING:  # Flask is imported only by whoever builds an app, not by the domain packages
     from flask import Flask
@@ -15,12 +15,12 @@ if TYPE_CHECKING:  # Flask is imported only by whoever builds an app, not by the
 def create_app(config: Config | None = None) -> "Flask":
     """Build the WSGI app on the configured database; refuses a database whose schema is behind."""
 
-    from . import http
-    from .api import register_api
-    from .api.converters import install_converters
-    from .database import open_database
-    from .http.flask_app import ServiceFlask
-    from .migrations import check_current
+    from service import http
+    from service.api import register_api
+    from service.api.converters import install_converters
+    from service.database import open_database
+    from service.http.flask_app import ServiceFlask
+    from service.migrations import check_current
 
     config = config or Config.from_env()
     app = ServiceFlask(__name__)
@@ -36,9 +36,9 @@ def create_app(config: Config | None = None) -> "Flask":
         check_current(database)
     http.install_admission(app, config.max_request_bytes)
 
-    from .conversations import CallSlots, Dispatcher
-    from .dispatch import AddressGuard
-    from .server import tune_hub
+    from service.conversations import CallSlots, Dispatcher
+    from service.dispatch import AddressGuard
+    from service.server import tune_hub
 
     tune_hub()  # every way of serving (CLI, gunicorn, tests) builds its app here
 
@@ -48,7 +48,7 @@ def create_app(config: Config | None = None) -> "Flask":
     register_api(app)
     http.install_error_handlers(app)
 
-    from . import dashboard, mcp
+    from service import dashboard, mcp
 
     mcp.register(app)
     dashboard.register(app)

@@ -9,10 +9,9 @@ import click
 
 from mock_backend.cli import mock_backend as mock_backend_command
 from mock_backend.cli import model_server as model_server_command
+from service.config import Config
+from service.limits import STOP_GRACE_SECONDS
 from serving import EXIT_CANNOT_START
-
-from .config import Config
-from .limits import STOP_GRACE_SECONDS
 
 DATABASE_HELP = "Database URL (default: TOOLGATE_DATABASE_URL, else sqlite:///toolgate.db)."
 
@@ -22,8 +21,8 @@ def _config(database: str | None = None, public_url: str | None = None) -> Confi
 
 
 def _open(config: Config, *, check: bool = True, pooled: bool = True):
-    from .database import make_database, open_database
-    from .migrations import check_current
+    from service.database import make_database, open_database
+    from service.migrations import check_current
 
     database = open_database(config.database_url) if pooled else make_database(config.database_url, pooled=False)
     database.connect(reuse_if_open=True)
@@ -47,7 +46,7 @@ def cli() -> None:
 @click.option("--database", help=DATABASE_HELP)
 def migrate(database: str | None) -> None:
     """Apply every pending schema migration."""
-    from .migrations import migrate as apply
+    from service.migrations import migrate as apply
 
     applied = apply(_open(_config(database), check=False))
     click.echo("schema is current" if not applied else
@@ -68,11 +67,10 @@ def migrate(database: str | None) -> None:
               help="Run under gunicorn with this many gevent worker processes (production; default: "
                    "TOOLGATE_WORKERS, else one process on gevent's own server).")
 def serve(host: str, port: int, database: str | None, public_url: str | None, workers: int | None) -> None:
+    from service import create_app
+    from service.migrations import SchemaBehind
     from serving import listen, url_of
     from serving import serve as serve_forever
-
-    from . import create_app
-    from .migrations import SchemaBehind
 
     try:
         listener = listen(host, port)
@@ -91,7 +89,7 @@ def serve(host: str, port: int, database: str | None, public_url: str | None, wo
         listener.close()
         raise CannotStart(str(error)) from None
     if workers is not None:
-        from .wsgi import serve_workers
+        from service.wsgi import serve_workers
 
         click.echo(f"toolgate listening on {url} with {workers} gevent workers (database {config.database_url})")
         serve_workers(lambda: create_app(config), listener, workers)
@@ -113,7 +111,7 @@ def demo(host: str, port: int, mock_port: int, model_port: int, state: str) -> N
     """The demo (`make run`): the service on SQLite with a demo organization, the mock backend and a model.
 
     Prints where to look once everything listens; Ctrl-C or SIGTERM stops all three."""
-    from .demo import DemoCannotStart, run
+    from service.demo import DemoCannotStart, run
 
     try:
         run(host, port, mock_port, state, model_port)
@@ -134,8 +132,8 @@ def org() -> None:
 @click.option("--database", help=DATABASE_HELP)
 def org_create(slug: str, algorithm: str, as_json: bool, database: str | None) -> None:
     """Create an organization, its first signing key and an admin API key."""
-    from .errors import ServiceError
-    from .provisioning import create_organization_with_keys
+    from service.errors import ServiceError
+    from service.provisioning import create_organization_with_keys
 
     config = _config(database)
     _open(config)
@@ -163,7 +161,7 @@ def key() -> None:
 @click.option("--database", help=DATABASE_HELP)
 def key_create(slug: str, role: str, label: str, as_json: bool, database: str | None) -> None:
     """Create an API key (shown once; only its hash is stored)."""
-    from .registry import create_api_key, get_organization
+    from service.registry import create_api_key, get_organization
 
     _open(_config(database))
     organization = get_organization(slug)
@@ -196,11 +194,11 @@ def tools_import(source: str, slug: str, dry_run: bool, server: str | None, subj
     """Import the operations of an OpenAPI 3.0/3.1 document (a FILE, or an http(s) URL fetched through the same
     address guard and deadline as tool calls) as tool drafts; never publishes. Exit 1 if any operation chosen was
     refused."""
-    from .dispatch import AddressGuard
-    from .errors import ServiceError
-    from .importing import run_import
-    from .limits import MAX_IMPORT_DOCUMENT_BYTES
-    from .registry import get_organization
+    from service.dispatch import AddressGuard
+    from service.errors import ServiceError
+    from service.importing import run_import
+    from service.limits import MAX_IMPORT_DOCUMENT_BYTES
+    from service.registry import get_organization
 
     config = _config(database)
     request: dict = {"apply": not dry_run, "update_existing": update_existing}
@@ -247,8 +245,8 @@ def audit() -> None:
 @click.option("--database", help=DATABASE_HELP)
 def audit_verify(slug: str | None, database: str | None) -> None:
     """Recompute the audit hash chain; exit 1 naming the first record that was edited or removed."""
-    from .records.audit import verify
-    from .registry import get_organization
+    from service.records.audit import verify
+    from service.registry import get_organization
 
     _open(_config(database))
     organization = None
@@ -275,7 +273,7 @@ def calls() -> None:
 @click.option("--database", help=DATABASE_HELP)
 def calls_purge(days: float | None, batch: int | None, database: str | None) -> None:
     """Delete call records past their retention, in short batches (safe while the service runs)."""
-    from .records.calls import PURGE_BATCH, purge
+    from service.records.calls import PURGE_BATCH, purge
 
     config = _config(database)
     _open(config)

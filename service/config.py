@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 # Only plain modules here: `service` is imported (through this) before an entry point's gevent patching.
-from .limits import (
+from service.limits import (
     CALL_DEADLINE_SECONDS,
     DATABASE_POOL_SIZE,
     DATABASE_POOL_WAIT_SECONDS,

@@ -20,9 +20,9 @@ from urllib.parse import parse_qsl, urlparse
 from peewee import DatabaseProxy, InterfaceError, OperationalError, PostgresqlDatabase, SqliteDatabase
 from playhouse.pool import MaxConnectionsExceeded
 
-from .errors import ServiceError, database_unavailable
-from .limits import DATABASE_POOL_SIZE, DATABASE_POOL_WAIT_SECONDS
-from .pool import PooledPostgres, PooledSqlite
+from service.errors import ServiceError, database_unavailable
+from service.limits import DATABASE_POOL_SIZE, DATABASE_POOL_WAIT_SECONDS
+from service.pool import PooledPostgres, PooledSqlite
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .config import Config
+from service.config import Config
 
 DEMO_ORG = "demo"
 DEMO_PROJECT = "shop"
@@ -59,11 +59,17 @@ def _secret(state: Path) -> str:
 
 def prepare(config: Config, state: Path, mock: str) -> dict:
     """Create (once) the demo organization, its keys and its published project; return the demo's API keys."""
-    from .database import db, open_database
-    from .migrations import migrate
-    from .registry import create_api_key, get_organization, publish_project, register_tool, save_project_draft
-    from .registry import create_project
-    from .provisioning import create_organization_with_keys
+    from service.database import db, open_database
+    from service.migrations import migrate
+    from service.provisioning import create_organization_with_keys
+    from service.registry import (
+        create_api_key,
+        create_project,
+        get_organization,
+        publish_project,
+        register_tool,
+        save_project_draft,
+    )
 
     keys_file = state / "demo.json"
     open_database(config.database_url)
@@ -152,10 +158,9 @@ def run(host: str, port: int, mock_port: int, state_dir: str, model_port: int | 
     """
     import gevent
 
+    from service import create_app
+    from service.limits import STOP_GRACE_SECONDS
     from serving import Server, listen, serve, url_of
-
-    from . import create_app
-    from .limits import STOP_GRACE_SECONDS
 
     state = Path(state_dir)
     state.mkdir(exist_ok=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .limits import MAX_VIOLATIONS
+from service.limits import MAX_VIOLATIONS
 
 
 @dataclass(frozen=True)

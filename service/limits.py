@@ -59,7 +59,8 @@ TOO_MANY_CALLS_RETRY_AFTER_SECONDS = 2
 
 #: Seconds a stopping service (SIGTERM) gives requests in flight to finish before it cuts them: several steps' worth
 #: of call deadlines, and what orchestrators give by default (Kubernetes, gunicorn) before they kill. A whole turn
-#: run by the platform may take longer (TOOLGATE_TURN_DEADLINE_SECONDS) and is then cut. gunicorn's workers get the same.
+#: run by the platform may take longer (TOOLGATE_TURN_DEADLINE_SECONDS) and is then cut. gunicorn's workers get the
+#: same.
 STOP_GRACE_SECONDS = 30
 
 # Bounds on what a model may send, so a hostile value cannot grow a request without limit.

@@ -19,7 +19,7 @@ from peewee import (
     TextField,
 )
 
-from .database import db
+from service.database import db
 
 
 def now() -> float:

@@ -1,10 +1,10 @@
 """Creating an organization whole: the row, its key set and a first admin key."""
 from __future__ import annotations
 
-from .config import Config
-from .database import write_transaction
-from .keys.store import create_key_set
-from .registry import create_api_key, create_organization
+from service.config import Config
+from service.database import write_transaction
+from service.keys.store import create_key_set
+from service.registry import create_api_key, create_organization
 
 
 def create_organization_with_keys(config: Config, slug: str, algorithm: str = "ES256") -> str:

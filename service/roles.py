@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from .errors import forbidden
+from service.errors import forbidden
 
 READ, WRITE_DRAFTS, PUBLISH, MANAGE_KEYS, MINT_SESSIONS = "read", "write-drafts", "publish", "manage-keys", "mint"
 #: The call log names the organization's users (subjects), so only people with admin keys read it.

@@ -37,9 +37,8 @@ def serve_workers(factory: Callable[[], "Flask"], listener: socket.socket, worke
     so the URL printed before this is the true one) until stopped: SIGTERM is a graceful stop."""
     from gunicorn.app.base import BaseApplication
 
+    from service.limits import STOP_GRACE_SECONDS
     from serving import LISTEN_BACKLOG
-
-    from .limits import STOP_GRACE_SECONDS
 
     fd = listener.detach()  # gunicorn owns the socket from here (it closes the number it is given)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Flask, send_from_directory
 from flask_smorest import Api
 
-from ..http import WITHOUT_DATABASE
+from service.http import WITHOUT_DATABASE
 
 API_SETTINGS = {
     "API_TITLE": "Toolgate",
@@ -23,13 +23,13 @@ def register_api(app: Flask) -> Api:
     """Mount every resource's blueprint on `app`, with its OpenAPI document."""
     from swagger_ui_bundle import swagger_ui_path
 
-    from .conversations.routes import blp as conversations
-    from .converters import document_converters
-    from .keys.routes import blp as keys
-    from .ops.routes import blp as ops
-    from .projects.routes import blp as projects
-    from .tools.routes import blp as tools
-    from .document import make_api
+    from service.api.conversations.routes import blp as conversations
+    from service.api.converters import document_converters
+    from service.api.document import make_api
+    from service.api.keys.routes import blp as keys
+    from service.api.ops.routes import blp as ops
+    from service.api.projects.routes import blp as projects
+    from service.api.tools.routes import blp as tools
 
     app.config.update({k: v for k, v in API_SETTINGS.items() if k not in app.config})
     api = make_api(app, WITHOUT_DATABASE)

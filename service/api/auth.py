@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from functools import wraps
 
-from ..http import current_principal
-from ..roles import require
-from .document import API_KEY, authenticated_by
+from service.api.document import API_KEY, authenticated_by
+from service.http import current_principal
+from service.roles import require
 
 
 def requires(power: str):

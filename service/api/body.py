@@ -6,8 +6,8 @@ from typing import Any
 import orjson
 from flask import Response, request
 
-from ..errors import ServiceError, request_too_large
-from ..registry import violation
+from service.errors import ServiceError, request_too_large
+from service.registry import violation
 
 
 def json_body() -> Any:

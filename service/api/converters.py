@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from werkzeug.routing import IntegerConverter, UnicodeConverter
 
-from ..limits import MAX_STORED_INTEGER
-from ..text import CONTROL_CHARACTERS, CONTROL_CHARACTERS_ECMA
+from service.limits import MAX_STORED_INTEGER
+from service.text import CONTROL_CHARACTERS, CONTROL_CHARACTERS_ECMA
 
 if TYPE_CHECKING:
     from flask import Flask

@@ -13,7 +13,7 @@ from typing import Any
 from apispec import BasePlugin
 from flask_smorest import Api, Blueprint
 
-from .schemas import ProblemSchema
+from service.api.schemas import ProblemSchema
 
 #: The two credentials a route can take, as security schemes (both are Bearer tokens).
 API_KEY, SESSION_TOKEN = "apiKey", "sessionToken"

@@ -6,10 +6,9 @@ from typing import Any
 
 from marshmallow import EXCLUDE, Schema, ValidationError, fields
 
-from ..limits import MAX_STORED_INTEGER
-from ..registry.rules import RULES
-from ..text import CONTROL_CHARACTERS_ECMA, text_problem
-
+from service.limits import MAX_STORED_INTEGER
+from service.registry.rules import RULES
+from service.text import CONTROL_CHARACTERS_ECMA, text_problem
 
 
 class ViolationSchema(Schema):

@@ -1,7 +1,7 @@
 """Conversations: sessions, the tools offered to the model, turns, steps, session-start context, and the
 turn loop that runs a whole turn with the configured model."""
-from .offered import PinnedTool, parameters_schema
-from .runs import (
+from service.conversations.offered import PinnedTool, parameters_schema
+from service.conversations.runs import (
     Dispatcher,
     ModelCall,
     get_conversation,
@@ -12,9 +12,9 @@ from .runs import (
     run_model_step,
     start_turn,
 )
-from .sessions import Session, authenticate_session
-from .slots import CallSlots
-from .turns import (
+from service.conversations.sessions import Session, authenticate_session
+from service.conversations.slots import CallSlots
+from service.conversations.turns import (
     STEP_LIMIT,
     TURN_DEADLINE,
     TurnLimits,

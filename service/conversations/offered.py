@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterable
 
-from ..database import generation
-from ..definition import ToolDefinition
-from ..dispatch import CompiledTool, compile_definition
-from ..errors import REQUEST, invalid, not_found
-from ..limits import MAX_STORED_INTEGER
-from ..models import Pin, Project, ProjectDraft, ProjectVersion, Tool, ToolDraft, ToolVersion
-from ..registry import refusal, violation
+from service.database import generation
+from service.definition import ToolDefinition
+from service.dispatch import CompiledTool, compile_definition
+from service.errors import REQUEST, invalid, not_found
+from service.limits import MAX_STORED_INTEGER
+from service.models import Pin, Project, ProjectDraft, ProjectVersion, Tool, ToolDraft, ToolVersion
+from service.registry import refusal, violation
 
 JSON_TYPES = {"string": "string", "number": "number", "boolean": "boolean", "array": "array", "object": "object"}
 

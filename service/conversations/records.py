@@ -15,8 +15,8 @@ from typing import Any, Callable
 import gevent
 import gevent.event
 
-from ..database import unavailable_error
-from ..models import CallRecord
+from service.database import unavailable_error
+from service.models import CallRecord
 
 Row = dict[str, Any]
 

@@ -13,21 +13,21 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Sequence
 
-from ..config import Config
-from ..database import generation, released
-from ..dispatch import INVALID_ARGUMENTS, UNKNOWN_TOOL, AddressGuard, CallOutcome, call_tool, run_step
-from ..errors import ServiceError, not_found
-from ..keys import mint_assertion, new_turn_id
-from ..keys.store import signing_key
-from ..limits import MAX_CALLS_PER_STEP
-from ..models import Conversation, Turn, now
-from ..records import calls as calls_log
-from ..registry import get_project, violation
-from ..text import recordable, text_problem
-from .offered import PinnedTool, offered, pinned_tools, resolve_project_version
-from .records import write_call_records
-from .sessions import Session
-from .slots import CallSlots
+from service.config import Config
+from service.conversations.offered import PinnedTool, offered, pinned_tools, resolve_project_version
+from service.conversations.records import write_call_records
+from service.conversations.sessions import Session
+from service.conversations.slots import CallSlots
+from service.database import generation, released
+from service.dispatch import INVALID_ARGUMENTS, UNKNOWN_TOOL, AddressGuard, CallOutcome, call_tool, run_step
+from service.errors import ServiceError, not_found
+from service.keys import mint_assertion, new_turn_id
+from service.keys.store import signing_key
+from service.limits import MAX_CALLS_PER_STEP
+from service.models import Conversation, Turn, now
+from service.records import calls as calls_log
+from service.registry import get_project, violation
+from service.text import recordable, text_problem
 
 
 @dataclass(frozen=True)

@@ -8,13 +8,13 @@ from functools import cached_property
 
 import jwt
 
-from ..config import Config
-from ..database import generation
-from ..errors import ServiceError
-from ..keys import SessionClaims, TokenError, verify_session_token
-from ..keys.store import verification_keys
-from ..models import Organization, SigningKeyRow
-from ..text import is_text
+from service.config import Config
+from service.database import generation
+from service.errors import ServiceError
+from service.keys import SessionClaims, TokenError, verify_session_token
+from service.keys.store import verification_keys
+from service.models import Organization, SigningKeyRow
+from service.text import is_text
 
 
 @dataclass(frozen=True)

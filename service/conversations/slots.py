@@ -10,8 +10,8 @@ from collections import Counter
 from contextlib import contextmanager
 from typing import Iterator
 
-from ..errors import too_many_calls
-from ..limits import TOO_MANY_CALLS_RETRY_AFTER_SECONDS
+from service.errors import too_many_calls
+from service.limits import TOO_MANY_CALLS_RETRY_AFTER_SECONDS
 
 
 class CallSlots:

@@ -21,11 +21,13 @@ from typing import Any, Iterator
 import gevent
 from peewee import IntegrityError
 
-from ..config import Config
-from ..database import released, write_transaction
-from ..errors import TOO_MANY_CALLS, ServiceError
-from ..limits import CALL_DEADLINE_SECONDS, MAX_CALLS_PER_STEP, MAX_MESSAGE_CHARS
-from ..llm import (
+from service.config import Config
+from service.conversations.runs import Dispatcher, ModelCall, offered_tools, run_model_step, start_turn
+from service.conversations.sessions import Session
+from service.database import released, write_transaction
+from service.errors import TOO_MANY_CALLS, ServiceError
+from service.limits import CALL_DEADLINE_SECONDS, MAX_CALLS_PER_STEP, MAX_MESSAGE_CHARS
+from service.llm import (
     MODEL_MALFORMED,
     MODEL_REFUSED,
     MODEL_TIMED_OUT,
@@ -40,10 +42,8 @@ from ..llm import (
     ToolSpec,
     context_prompt,
 )
-from ..models import Conversation, Message, TurnLock, now
-from ..registry import violation
-from .runs import Dispatcher, ModelCall, offered_tools, run_model_step, start_turn
-from .sessions import Session
+from service.models import Conversation, Message, TurnLock, now
+from service.registry import violation
 
 log = logging.getLogger(__name__)
 
@@ -104,8 +104,8 @@ def run_turn(session: Session, conversation: Conversation, text: str, adapter: M
              dispatcher: Dispatcher, limits: TurnLimits) -> dict[str, Any]:
     """Run one whole turn; the result is `{"turn", "reply", "steps", "stopped"}` (see `turn_events`)."""
     result: dict[str, Any] = {}
-    for _kind, result in turn_events(session, conversation, text, adapter, dispatcher, limits):
-        pass
+    for _kind, result in turn_events(session, conversation, text, adapter, dispatcher, limits):  # noqa: B007
+        pass  # run the turn through; the last event's is its result
     return result
 
 

@@ -13,12 +13,11 @@ if TYPE_CHECKING:
 
 def register(app: "Flask") -> None:
     """Mount the dashboard at / on `app`. With no secret configured, its pages say why no one can sign in."""
-    from ..http import app_config
-    from ..http import ERROR_PAGE
     # Each module adds its views to the blueprint.
-    from . import account, call_log, history, openapi, playground, projects, tools  # noqa: F401
-    from .signin import configure
-    from .web import blp, error_page
+    from service.dashboard import account, call_log, history, openapi, playground, projects, tools  # noqa: F401
+    from service.dashboard.signin import configure
+    from service.dashboard.web import blp, error_page
+    from service.http import ERROR_PAGE, app_config
 
     configure(app, app_config(app).secret_key)
     # A pasted document rides in one form field; the request's own bound (TOOLGATE_MAX_REQUEST_BYTES) is the limit

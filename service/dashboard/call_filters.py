@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Mapping
 
-from ..errors import Violation
-from ..limits import MAX_ROW_ID
-from ..records.calls import KINDS, CallQuery
-from ..registry.rules import violation
-from ..text import text_problem, whole_number
+from service.errors import Violation
+from service.limits import MAX_ROW_ID
+from service.records.calls import KINDS, CallQuery
+from service.registry.rules import violation
+from service.text import text_problem, whole_number
 
 #: The form's inputs, in the order the page shows them; `from` and `to` bound the time of the call.
 TEXT_FILTERS = ("conversation", "turn", "tool", "subject")

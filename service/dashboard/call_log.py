@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from flask import request
 
-from ..records import calls
-from .call_filters import BEFORE, call_filters
-from .readable import version_called
-from .web import READ_CALLS, blp, page, principal, requires
+from service.dashboard.call_filters import BEFORE, call_filters
+from service.dashboard.readable import version_called
+from service.dashboard.web import READ_CALLS, blp, page, principal, requires
+from service.records import calls
 
 #: Calls shown per page; one more is asked for, to know whether an older page exists.
 PAGE_SIZE = 50

@@ -9,10 +9,10 @@ import json
 import re
 from typing import Any, Iterable, Mapping
 
-from ..errors import Violation
-from ..limits import MAX_STORED_INTEGER
-from ..text import whole_number
-from ..registry.rules import violation
+from service.errors import Violation
+from service.limits import MAX_STORED_INTEGER
+from service.registry.rules import violation
+from service.text import whole_number
 
 PARAMETERS = "parameters"
 CALLS = "calls"

@@ -9,20 +9,13 @@ from typing import Any
 
 from flask import request
 
-from .. import registry
-from ..limits import MAX_STORED_INTEGER
-from ..ops import impact
-from ..records import audit
-from .readable import (
-    compare_choices,
-    default_pair,
-    diff_lines,
-    history_entry,
-    ref_label,
-    version_ref,
-)
-from ..text import whole_number
-from .web import READ, blp, page, principal, requires
+from service import registry
+from service.dashboard.readable import compare_choices, default_pair, diff_lines, history_entry, ref_label, version_ref
+from service.dashboard.web import READ, blp, page, principal, requires
+from service.limits import MAX_STORED_INTEGER
+from service.ops import impact
+from service.records import audit
+from service.text import whole_number
 
 #: How many of its latest changes a tool's page shows; the history page shows the rest, this many at a time.
 HISTORY_ON_TOOL_PAGE = 10

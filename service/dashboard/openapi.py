@@ -11,9 +11,9 @@ from typing import Any
 
 from flask import current_app, request
 
-from .. import importing, registry
-from ..errors import ServiceError
-from .web import WRITE_DRAFTS, blp, page, principal, requires
+from service import importing, registry
+from service.dashboard.web import WRITE_DRAFTS, blp, page, principal, requires
+from service.errors import ServiceError
 
 PREVIEW, IMPORT = "preview", "import"
 

@@ -10,20 +10,27 @@ from typing import Any
 
 from flask import current_app, redirect, request, session, url_for
 
-from .. import registry
-from ..http import app_config
-from ..conversations import ModelCall, authenticate_session, get_conversation, offered_tools, open_conversation
-from ..conversations import run_model_step, start_turn
-from ..errors import ServiceError, Violation
-from ..keys import mint_session_token, subject_fits
-from ..keys.store import signing_key
-from ..limits import MAX_STORED_INTEGER
-from ..ops import why
-from ..registry.rules import violation
-from ..text import is_text, whole_number
-from .calls import example_arguments, pretty, shown_results
-from .forms import BLANK_CALL, apply_row_op, calls_from_form, entitlements_from_text
-from .web import MINT_SESSIONS, blp, done, page, principal, requires
+from service import registry
+from service.conversations import (
+    ModelCall,
+    authenticate_session,
+    get_conversation,
+    offered_tools,
+    open_conversation,
+    run_model_step,
+    start_turn,
+)
+from service.dashboard.calls import example_arguments, pretty, shown_results
+from service.dashboard.forms import BLANK_CALL, apply_row_op, calls_from_form, entitlements_from_text
+from service.dashboard.web import MINT_SESSIONS, blp, done, page, principal, requires
+from service.errors import ServiceError, Violation
+from service.http import app_config
+from service.keys import mint_session_token, subject_fits
+from service.keys.store import signing_key
+from service.limits import MAX_STORED_INTEGER
+from service.ops import why
+from service.registry.rules import violation
+from service.text import is_text, whole_number
 
 #: A playground token lives only as long as the request that mints it needs (well under the session maximum).
 PLAYGROUND_TOKEN_SECONDS = 300

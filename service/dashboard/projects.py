@@ -5,12 +5,12 @@ from typing import Any
 
 from flask import redirect, request, url_for
 
-from .. import registry
-from ..errors import ServiceError, Violation
-from .forms import PIN_PREFIX, pin_violations, pins_from_form
-from .readable import names, repinned_sentence
-from .tools import summary
-from .web import PUBLISH, READ, WRITE_DRAFTS, blp, done, page, principal, requires
+from service import registry
+from service.dashboard.forms import PIN_PREFIX, pin_violations, pins_from_form
+from service.dashboard.readable import names, repinned_sentence
+from service.dashboard.tools import summary
+from service.dashboard.web import PUBLISH, READ, WRITE_DRAFTS, blp, done, page, principal, requires
+from service.errors import ServiceError, Violation
 
 DRAFT = "draft"
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..dispatch.failures import UNKNOWN_TOOL
-from ..limits import MAX_STORED_INTEGER
-from ..records import audit
-from ..ops.changes import ENDPOINT, MODEL
-from ..ops.impact import DRAFT
-from ..text import whole_number
+from service.dispatch.failures import UNKNOWN_TOOL
+from service.limits import MAX_STORED_INTEGER
+from service.ops.changes import ENDPOINT, MODEL
+from service.ops.impact import DRAFT
+from service.records import audit
+from service.text import whole_number
 
 #: What each change to a tool reads as in its history; `{version}` is the record's version.
 ACTIONS = {

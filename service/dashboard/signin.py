@@ -20,9 +20,9 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from flask import Flask, current_app, g, session
 
-from ..errors import ServiceError
-from ..limits import MAX_URL_CHARS
-from ..registry import Principal, authenticate_api_key, looks_like_api_key
+from service.errors import ServiceError
+from service.limits import MAX_URL_CHARS
+from service.registry import Principal, authenticate_api_key, looks_like_api_key
 
 COOKIE_NAME = "toolgate_dashboard"
 #: A signed-in session lasts a working day; the cookie's signature carries its age.

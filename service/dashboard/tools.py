@@ -5,12 +5,8 @@ from typing import Any
 
 from flask import redirect, request, url_for
 
-from .. import registry
-from ..definition import ELEMENT_TYPES, LOCATIONS, METHODS, SCOPES, TYPES
-from ..errors import ServiceError
-from ..models import Tool
-from ..ops import impact
-from .forms import (
+from service import registry
+from service.dashboard.forms import (
     BLANK_PARAMETER,
     PARAMETERS,
     apply_row_op,
@@ -18,9 +14,13 @@ from .forms import (
     editor_state,
     registration_from_form,
 )
-from .history import tool_extras
-from .readable import names, repinned_sentence
-from .web import PUBLISH, READ, WRITE_DRAFTS, blp, done, page, powers, principal, requires
+from service.dashboard.history import tool_extras
+from service.dashboard.readable import names, repinned_sentence
+from service.dashboard.web import PUBLISH, READ, WRITE_DRAFTS, blp, done, page, powers, principal, requires
+from service.definition import ELEMENT_TYPES, LOCATIONS, METHODS, SCOPES, TYPES
+from service.errors import ServiceError
+from service.models import Tool
+from service.ops import impact
 
 CHOICES = {"methods": METHODS, "scopes": SCOPES, "types": TYPES, "locations": LOCATIONS,
            "element_types": ELEMENT_TYPES}

@@ -8,12 +8,12 @@ from typing import Any
 
 from flask import Blueprint, current_app, flash, g, make_response, redirect, render_template, request, url_for
 
-from ..roles import MINT_SESSIONS, POWERS, PUBLISH, READ, READ_CALLS, WRITE_DRAFTS, may, require
-from ..database import UNAVAILABLE, unavailable_error
-from ..errors import ServiceError
-from .forms import errors_by_field, field_id, field_label
-from .readable import breaks
-from .signin import configured, csrf_ok, csrf_token, signed_in
+from service.dashboard.forms import errors_by_field, field_id, field_label
+from service.dashboard.readable import breaks
+from service.dashboard.signin import configured, csrf_ok, csrf_token, signed_in
+from service.database import UNAVAILABLE, unavailable_error
+from service.errors import ServiceError
+from service.roles import MINT_SESSIONS, POWERS, PUBLISH, READ, READ_CALLS, WRITE_DRAFTS, may, require
 
 log = logging.getLogger(__name__)
 blp = Blueprint("dashboard", __name__, template_folder="templates", static_folder="static",
@@ -45,7 +45,8 @@ def reads_calls() -> bool:
 
 
 def requires(power: str):
-    """Send a visitor to sign in, and refuse a key whose role lacks `power` (`service.roles`, the table every edge checks)."""
+    """Send a visitor to sign in, and refuse a key whose role lacks `power` (`service.roles`, the table every edge
+    checks)."""
 
     def decorate(view):
         @wraps(view)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..config import Config
+from service.config import Config
 
 if TYPE_CHECKING:
     from flask import Flask

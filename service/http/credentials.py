@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from flask import g, request
 
-from ..errors import unauthorized
-from ..registry import Principal, authenticate_api_key, looks_like_api_key
+from service.errors import unauthorized
+from service.registry import Principal, authenticate_api_key, looks_like_api_key
 
 
 def bearer_token() -> str:

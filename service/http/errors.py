@@ -9,9 +9,9 @@ from marshmallow import fields
 from peewee import IntegrityError
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
-from ..database import UNAVAILABLE, unavailable_error
-from ..errors import ServiceError, Violation, concurrent_change, request_too_large
-from ..registry.rules import RULES
+from service.database import UNAVAILABLE, unavailable_error
+from service.errors import ServiceError, Violation, concurrent_change, request_too_large
+from service.registry.rules import RULES
 
 #: The rule of an argument marshmallow itself refused: missing, or any other (not a number, not one of those listed).
 _MARSHMALLOW_RULES = {fields.Field.default_error_messages["required"]: "field-required"}

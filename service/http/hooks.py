@@ -9,11 +9,10 @@ import time
 
 from flask import Flask, g, request
 
-from ..database import connect, release
-from ..errors import request_too_large
-from .context import NO_CONNECTION_UP_FRONT
-
-from ..records import logs, metrics
+from service.database import connect, release
+from service.errors import request_too_large
+from service.http.context import NO_CONNECTION_UP_FRONT
+from service.records import logs, metrics
 
 REQUEST_ID_HEADER = "X-Request-Id"
 REQUEST_ID_ENVIRON = "HTTP_X_REQUEST_ID"

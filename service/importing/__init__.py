@@ -6,10 +6,10 @@ mapped and checked by the registry's own rules (`operations`, `schemas`), and th
 transaction with one audit record (`plan`). A document at an address is fetched through the dispatcher's guard and
 deadline (`fetch`).
 """
-from .document import read_document
-from .fetch import fetch_document
-from .options import FIELDS, ImportOptions
-from .plan import CREATED, NEW_DRAFT, READY, REFUSED, REGISTER, SKIPPED, run_import
+from service.importing.document import read_document
+from service.importing.fetch import fetch_document
+from service.importing.options import FIELDS, ImportOptions
+from service.importing.plan import CREATED, NEW_DRAFT, READY, REFUSED, REGISTER, SKIPPED, run_import
 
 __all__ = ["CREATED", "FIELDS", "ImportOptions", "NEW_DRAFT", "READY", "REFUSED", "REGISTER", "SKIPPED",
            "fetch_document", "read_document", "run_import"]

@@ -13,9 +13,9 @@ from typing import Any
 
 import yaml
 
-from .. import limits
-from ..errors import ServiceError
-from ..registry.rules import violation
+from service import limits
+from service.errors import ServiceError
+from service.registry.rules import violation
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 #: An anchor is `&` and a name of letters, digits, `-` and `_` (PyYAML's scanners, C and Python, take no other).

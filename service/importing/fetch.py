@@ -10,15 +10,15 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from .. import limits
-from ..dispatch import AddressGuard, CallOutcome
-from ..dispatch.build import BuiltRequest
-from ..dispatch.client import AddressDenied
-from ..dispatch.failures import REFUSED, RESPONSE_TOO_BIG, RETURNED_NOTHING, TIMED_OUT
-from ..dispatch.reading import charset_of, decoded_chunks, raw_chunks, read_text
-from ..dispatch.transport import client_for, within_deadline
-from ..errors import ServiceError
-from .document import refused
+from service import limits
+from service.dispatch import AddressGuard, CallOutcome
+from service.dispatch.build import BuiltRequest
+from service.dispatch.client import AddressDenied
+from service.dispatch.failures import REFUSED, RESPONSE_TOO_BIG, RETURNED_NOTHING, TIMED_OUT
+from service.dispatch.reading import charset_of, decoded_chunks, raw_chunks, read_text
+from service.dispatch.transport import client_for, within_deadline
+from service.errors import ServiceError
+from service.importing.document import refused
 
 _ACCEPT = "application/json, application/yaml, application/x-yaml, text/yaml, text/plain;q=0.5, */*;q=0.1"
 

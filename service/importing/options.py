@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from ..errors import Violation, invalid
-from ..registry.rules import violation
-from .document import refused
+from service.errors import Violation, invalid
+from service.importing.document import refused
+from service.registry.rules import violation
 
 FIELDS = ("document", "url", "server", "subject_parameter", "project", "operations", "apply", "update_existing")
 _VARIABLE = re.compile(r"\{([^{}]*)\}")

@@ -13,19 +13,19 @@ from typing import Any
 
 import gevent
 
-from .. import limits
-from ..database import released, retry_transient, write_transaction
-from ..dispatch import AddressGuard
-from ..errors import Violation, concurrent_change, invalid
-from ..models import Organization, Project, Tool, ToolDraft
-from ..records import audit
-from ..registry.rules import violation
-from ..registry.tools import create_tool_in_transaction, start_draft_in_transaction, unique_or
-from .document import read_document, refused
-from .fetch import fetch_document
-from .operations import METHODS, Context, Mapped, Operation, map_operation
-from .options import ImportOptions, chosen_server, first_server
-from .refs import RefError, Resolver
+from service import limits
+from service.database import released, retry_transient, write_transaction
+from service.dispatch import AddressGuard
+from service.errors import Violation, concurrent_change, invalid
+from service.importing.document import read_document, refused
+from service.importing.fetch import fetch_document
+from service.importing.operations import METHODS, Context, Mapped, Operation, map_operation
+from service.importing.options import ImportOptions, chosen_server, first_server
+from service.importing.refs import RefError, Resolver
+from service.models import Organization, Project, Tool, ToolDraft
+from service.records import audit
+from service.registry.rules import violation
+from service.registry.tools import create_tool_in_transaction, start_draft_in_transaction, unique_or
 
 READY, CREATED, REFUSED, SKIPPED = "ready", "created", "refused", "skipped"
 #: What applying does for a ready operation: register a new tool, or start a new draft of an existing one.

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import unquote
 
-from .. import limits
+from service import limits
 
 #: Sibling keywords a `$ref` may carry that describe the use rather than the value (OpenAPI 3.1 allows them, and 3.0
 #: documents write them anyway); they are kept over the target's.

@@ -10,8 +10,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..definition import SCALAR_TYPES
-from .refs import RefError, Resolver
+from service.definition import SCALAR_TYPES
+from service.importing.refs import RefError, Resolver
 
 #: How many references deep `allOf`, `oneOf` and `anyOf` parts may nest before the schema is taken to loop.
 _MAX_ALL_OF_DEPTH = 16

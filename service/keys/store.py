@@ -10,12 +10,12 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from ..database import generation, write_transaction
-from ..models import Organization, SigningKeyRow
-from ..records import audit
-from .jwks import RETIRED_KEY_PUBLISHED_SECONDS, active_key
-from .sealing import seal_private_key, unseal_private_key
-from .signing_key import SigningKey, generate_signing_key, public_jwk
+from service.database import generation, write_transaction
+from service.keys.jwks import RETIRED_KEY_PUBLISHED_SECONDS, active_key
+from service.keys.sealing import seal_private_key, unseal_private_key
+from service.keys.signing_key import SigningKey, generate_signing_key, public_jwk
+from service.models import Organization, SigningKeyRow
+from service.records import audit
 
 _unsealed: dict[str, SigningKey] = {}
 

@@ -6,9 +6,9 @@ The clients are imported only when an adapter is built. No Flask, no database.
 """
 from __future__ import annotations
 
-from ..config import Config
-from ..errors import ServiceError
-from .interface import (
+from service.config import Config
+from service.errors import ServiceError
+from service.llm.interface import (
     MODEL_FAILURE_KINDS,
     MODEL_MALFORMED,
     MODEL_REFUSED,
@@ -23,7 +23,7 @@ from .interface import (
     ToolResult,
     ToolSpec,
 )
-from .prompt import context_prompt
+from service.llm.prompt import context_prompt
 
 PROVIDERS = ("openai", "anthropic")
 
@@ -38,11 +38,11 @@ def adapter_for(config: Config) -> ModelAdapter:
         raise model_not_configured("set TOOLGATE_MODEL (and TOOLGATE_MODEL_PROVIDER, TOOLGATE_MODEL_BASE_URL, "
                                    "TOOLGATE_MODEL_API_KEY as the server needs).")
     if config.model_provider == "openai":
-        from .openai_chat import ChatCompletionsAdapter
+        from service.llm.openai_chat import ChatCompletionsAdapter
 
         return ChatCompletionsAdapter(config.model_base_url, config.model, config.model_api_key)
     if config.model_provider == "anthropic":
-        from .anthropic_messages import MessagesAdapter
+        from service.llm.anthropic_messages import MessagesAdapter
 
         return MessagesAdapter(config.model_base_url, config.model, config.model_api_key)
     raise model_not_configured(f"TOOLGATE_MODEL_PROVIDER is {config.model_provider!r}; "

@@ -10,8 +10,8 @@ from typing import Any
 
 import openai
 
-from .interface import MODEL_MALFORMED, ModelAnswer, ModelFailure, ModelRequest, ToolCall, ToolSpec
-from .sdk import NO_KEY, failure_from, http_client, within
+from service.llm.interface import MODEL_MALFORMED, ModelAnswer, ModelFailure, ModelRequest, ToolCall, ToolSpec
+from service.llm.sdk import NO_KEY, failure_from, http_client, within
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 

@@ -11,7 +11,7 @@ from typing import Any, Callable, TypeVar
 
 import gevent
 
-from .interface import MODEL_MALFORMED, MODEL_REFUSED, MODEL_TIMED_OUT, MODEL_UNREACHABLE, ModelFailure
+from service.llm.interface import MODEL_MALFORMED, MODEL_REFUSED, MODEL_TIMED_OUT, MODEL_UNREACHABLE, ModelFailure
 
 T = TypeVar("T")
 

@@ -7,6 +7,6 @@
 
 def register(app) -> None:
     """Mount POST /mcp on `app`."""
-    from .routes import blp
+    from service.mcp.routes import blp
 
     app.register_blueprint(blp)

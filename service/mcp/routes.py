@@ -12,14 +12,11 @@ from typing import Any
 from flask import Blueprint, Response, current_app, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from ..http import app_config
-from ..http import current_principal
-from ..roles import READ, may
-from ..database import UNAVAILABLE, unavailable_error
-from ..errors import ServiceError, role_key
-from ..registry import Principal
-from . import protocol, tools
-from .protocol import (
+from service.database import UNAVAILABLE, unavailable_error
+from service.errors import ServiceError, role_key
+from service.http import app_config, current_principal
+from service.mcp import protocol, tools
+from service.mcp.protocol import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -28,6 +25,8 @@ from .protocol import (
     Message,
     ProtocolError,
 )
+from service.registry import Principal
+from service.roles import READ, may
 
 blp = Blueprint("mcp", __name__)
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import limits
-from ..definition import ELEMENT_TYPES, LOCATIONS, METHODS, SCOPES, TYPES
-from ..errors import ServiceError, Violation
-from ..registry.rules import violation
-from ..text import text_problem
+from service import limits
+from service.definition import ELEMENT_TYPES, LOCATIONS, METHODS, SCOPES, TYPES
+from service.errors import ServiceError, Violation
+from service.registry.rules import violation
+from service.text import text_problem
 
 PARAMETER = {
     "type": "object",

@@ -14,13 +14,13 @@ from typing import Any, Callable
 
 from peewee import IntegrityError
 
-from .. import importing, registry
-from ..roles import READ, WRITE_DRAFTS, require
-from ..database import write_transaction
-from ..errors import PIN, ServiceError, Violation, concurrent_change, invalid
-from ..registry import REGISTRATION_FIELDS, refusal
-from . import schemas
-from .protocol import INVALID_PARAMS, ProtocolError
+from service import importing, registry
+from service.database import write_transaction
+from service.errors import PIN, ServiceError, Violation, concurrent_change, invalid
+from service.mcp import schemas
+from service.mcp.protocol import INVALID_PARAMS, ProtocolError
+from service.registry import REGISTRATION_FIELDS, refusal
+from service.roles import READ, WRITE_DRAFTS, require
 
 Handler = Callable[[registry.Principal, dict[str, Any]], dict[str, Any]]
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from peewee import PostgresqlDatabase
 
-from ..database import db
+from service.database import db
 
 
 class SchemaBehind(RuntimeError):

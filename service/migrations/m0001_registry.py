@@ -1,5 +1,5 @@
 """Organizations, API keys, signing keys, tools with drafts and published versions, projects and pins."""
-from . import execute_script
+from service.migrations import execute_script
 
 UP = """
 CREATE TABLE organization (
@@ -61,7 +61,8 @@ CREATE OR REPLACE FUNCTION toolgate_refuse_update() RETURNS trigger AS $$
 BEGIN RAISE EXCEPTION 'published versions are immutable'; END $$ LANGUAGE plpgsql
 """
 
-POSTGRES_TRIGGER = "CREATE TRIGGER {table}_immutable BEFORE UPDATE ON {table} FOR EACH ROW EXECUTE FUNCTION toolgate_refuse_update()"
+POSTGRES_TRIGGER = ("CREATE TRIGGER {table}_immutable BEFORE UPDATE ON {table} FOR EACH ROW "
+                    "EXECUTE FUNCTION toolgate_refuse_update()")
 
 
 def up(db):

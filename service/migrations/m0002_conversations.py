@@ -1,5 +1,5 @@
 """Conversations, their turns, and the record of every call (never a body, never a token)."""
-from . import execute_script
+from service.migrations import execute_script
 
 UP = """
 CREATE TABLE conversation (

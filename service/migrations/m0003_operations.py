@@ -1,7 +1,7 @@
 """Operations: the audit trail (a hash chain per organization) and indexes for querying the call log."""
 from peewee import PostgresqlDatabase
 
-from . import execute_script
+from service.migrations import execute_script
 
 UP = """
 CREATE TABLE audit_record (

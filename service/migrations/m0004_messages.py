@@ -1,5 +1,5 @@
 """The messages of conversations whose turns the platform runs itself, and the one-turn-at-a-time lock."""
-from . import execute_script
+from service.migrations import execute_script
 
 UP = """
 CREATE TABLE message (

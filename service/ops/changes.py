@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..definition import SUBJECT
+from service.definition import SUBJECT
 
 MODEL, ENDPOINT = "model", "endpoint"
 

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 from peewee import DatabaseError
 
-from ..database import UNAVAILABLE, db
-from ..migrations import pending
+from service.database import UNAVAILABLE, db
+from service.migrations import pending
 
 log = logging.getLogger(__name__)
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import not_found
-from ..models import Organization, Pin, Project, ProjectDraft, ProjectVersion, ToolVersion
-from ..registry.tools import draft_of, get_tool, get_version, latest_version, refusal
-from .changes import compare, text_diff
+from service.errors import not_found
+from service.models import Organization, Pin, Project, ProjectDraft, ProjectVersion, ToolVersion
+from service.ops.changes import compare, text_diff
+from service.registry.tools import draft_of, get_tool, get_version, latest_version, refusal
 
 DRAFT = "draft"
 

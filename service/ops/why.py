@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..conversations.offered import PinnedTool, pinned_tools, resolve_project_version
-from ..models import Organization, ProjectDraft, Tool
-from ..registry import get_project
+from service.conversations.offered import PinnedTool, pinned_tools, resolve_project_version
+from service.models import Organization, ProjectDraft, Tool
+from service.registry import get_project
 
 NOT_PINNED = "not-pinned"
 PINNED_DRAFT_MISSING = "pinned-draft-missing"

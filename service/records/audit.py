@@ -17,10 +17,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..database import db, is_postgres
-from ..models import Organization
-from . import metrics
-from .tables import AuditHead, AuditRecord
+from service.database import db, is_postgres
+from service.models import Organization
+from service.records import metrics
+from service.records.tables import AuditHead, AuditRecord
 
 #: The `prev_hash` of an organization's first record.
 GENESIS = "0" * 64

@@ -10,10 +10,10 @@ import time
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from ..database import write_transaction
-from ..dispatch.failures import FAILURE_KINDS, RESPONSE_TOO_BIG
-from ..models import CallRecord, Organization
-from . import logs, metrics
+from service.database import write_transaction
+from service.dispatch.failures import FAILURE_KINDS, RESPONSE_TOO_BIG
+from service.models import CallRecord, Organization
+from service.records import logs, metrics
 
 #: How a call log entry shows a response past the cap: its size was never counted.
 OVER_THE_CAP = "over the cap"

@@ -16,7 +16,7 @@ from typing import Any, Iterable, Mapping
 
 import orjson
 
-from .metrics import OK
+from service.records.metrics import OK
 
 REQUEST_LOGGER = "service.request"
 CALL_LOGGER = "service.call"

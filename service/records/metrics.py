@@ -12,8 +12,8 @@ from typing import Iterable, Mapping
 from prometheus_client import CollectorRegistry, Counter, Histogram, multiprocess
 from prometheus_client.exposition import choose_encoder
 
-from ..dispatch.failures import INVALID_ARGUMENTS, UNKNOWN_TOOL
-from ..limits import CALL_DEADLINE_SECONDS, MAX_CALLS_PER_STEP, RESPONSE_CAP_CHARS
+from service.dispatch.failures import INVALID_ARGUMENTS, UNKNOWN_TOOL
+from service.limits import CALL_DEADLINE_SECONDS, MAX_CALLS_PER_STEP, RESPONSE_CAP_CHARS
 
 #: The kind label of a call that succeeded (failures carry their failure kind).
 OK = "ok"

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from peewee import CharField, DoubleField, ForeignKeyField, IntegerField
 
-from ..models import BaseModel, Organization
+from service.models import BaseModel, Organization
 
 
 class AuditRecord(BaseModel):

@@ -2,7 +2,8 @@
 
 Plain Python over the models; no Flask. The API, the MCP server and the dashboard all call these functions.
 """
-from .organizations import (
+from service.registry.freezing import Publication, Repin, will_move
+from service.registry.organizations import (
     ROLES,
     Principal,
     authenticate_api_key,
@@ -11,8 +12,7 @@ from .organizations import (
     get_organization,
     looks_like_api_key,
 )
-from .freezing import Publication, Repin, will_move
-from .projects import (
+from service.registry.projects import (
     create_project,
     get_project,
     list_projects,
@@ -21,8 +21,8 @@ from .projects import (
     save_project_draft,
     start_project_draft,
 )
-from .rules import RULES, check_definition, violation
-from .tools import (
+from service.registry.rules import RULES, check_definition, violation
+from service.registry.tools import (
     REGISTRATION_FIELDS,
     definition_of,
     etag,

@@ -16,9 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..database import is_postgres
-from ..models import Organization, Project, ProjectDraft, Tool, ToolDraft, now
-from ..records import audit
+from service.database import is_postgres
+from service.models import Organization, Project, ProjectDraft, Tool, ToolDraft, now
+from service.records import audit
 
 DRAFT = "draft"
 

@@ -7,12 +7,12 @@ import re
 import secrets
 from dataclasses import dataclass
 
-from ..database import write_transaction
-from ..errors import ServiceError, conflict, unauthorized
-from ..models import ApiKey, Organization, now
-from ..records import audit
-from ..text import is_text
-from .rules import violation
+from service.database import write_transaction
+from service.errors import ServiceError, conflict, unauthorized
+from service.models import ApiKey, Organization, now
+from service.records import audit
+from service.registry.rules import violation
+from service.text import is_text
 
 ROLES = ("admin", "agent", "backend")
 KEY_PREFIX = "tgk"

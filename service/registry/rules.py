@@ -10,7 +10,8 @@ import re
 from typing import Any
 from urllib.parse import unquote_plus, urlsplit
 
-from ..definition import (
+from service import limits
+from service.definition import (
     BODY_METHODS,
     ELEMENT_TYPES,
     LOCATIONS,
@@ -22,11 +23,9 @@ from ..definition import (
     Parameter,
     ToolDefinition,
 )
-from ..dispatch import DefinitionError, compile_definition
-from ..errors import MORE_VIOLATIONS, Violation
-from ..text import text_problem
-from .. import limits
-
+from service.dispatch import DefinitionError, compile_definition
+from service.errors import MORE_VIOLATIONS, Violation
+from service.text import text_problem
 
 
 def _one_of(choices: tuple[str, ...]) -> str:
@@ -50,7 +49,8 @@ RULES: dict[str, str] = {
     "element-type-only-on-array": "Only an array parameter has an element type.",
     # Rules the spec states without a sentence, worded here once in the same style.
     "name-format": "A tool name uses only letters, digits, and underscores, and does not start with a digit.",
-    "parameter-name-format": "A parameter name uses only letters, digits, and underscores, and does not start with a digit.",
+    "parameter-name-format": "A parameter name uses only letters, digits, and underscores, and does not start with a "
+                             "digit.",
     "shared-has-no-subject": "A shared tool takes no subject parameter.",
     "subject-spelling": "The subject parameter is spelled subject, in lower case.",
     "placeholder-needs-parameter": "A placeholder in the URL needs a path parameter of the same name.",
@@ -189,7 +189,8 @@ def placeholders(url: str) -> list[str]:
     return PLACEHOLDER_PATTERN.findall(url)
 
 
-def check_definition(data: Any, *, extra_fields: frozenset[str] = frozenset()) -> tuple[ToolDefinition | None, list[Violation]]:
+def check_definition(data: Any, *, extra_fields: frozenset[str] = frozenset(),
+                     ) -> tuple[ToolDefinition | None, list[Violation]]:
     """Validate raw definition data; return the definition and every violation at once (the definition only if none).
 
     `extra_fields` names keys the caller handles itself (display_name, project) so they are not reported unknown.

@@ -9,15 +9,15 @@ from typing import Any, Iterator
 
 from peewee import IntegrityError, fn
 
-from ..database import retry_transient, write_transaction
-from ..definition import ToolDefinition
-from ..errors import REQUEST, ServiceError, Violation, conflict, invalid, not_found, precondition_failed
-from ..models import Organization, Project, Tool, ToolDraft, ToolVersion, now
-from ..records import audit
-from ..text import is_text, text_problem
-from .. import limits
-from .freezing import Publication, audit_moves, move_pins
-from .rules import DEFINITION_FIELDS, NAME_PATTERN, check_definition, violation
+from service import limits
+from service.database import retry_transient, write_transaction
+from service.definition import ToolDefinition
+from service.errors import REQUEST, ServiceError, Violation, conflict, invalid, not_found, precondition_failed
+from service.models import Organization, Project, Tool, ToolDraft, ToolVersion, now
+from service.records import audit
+from service.registry.freezing import Publication, audit_moves, move_pins
+from service.registry.rules import DEFINITION_FIELDS, NAME_PATTERN, check_definition, violation
+from service.text import is_text, text_problem
 
 REGISTRATION_FIELDS = frozenset({"display_name", "project"})
 #: What a blank label is made of. Not str.strip()'s whitespace, which takes control characters such as NEL (U+0085)

@@ -11,8 +11,10 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
-from ...http import app_config
-from ...conversations import (
+from service.api.body import json_body, json_response
+from service.api.document import SESSION_TOKEN, authenticated_by, route_refusal
+from service.api.schemas import IgnoresUnknownSchema
+from service.conversations import (
     Session,
     TurnLimits,
     authenticate_session,
@@ -27,16 +29,13 @@ from ...conversations import (
     start_turn,
     turn_events,
 )
-from ...conversations.turns import MAX_MESSAGE_CHARS
-from ...database import UNAVAILABLE, unavailable_error
-from ...errors import ServiceError
-from ...limits import MAX_CALLS_PER_STEP
-from ...llm import adapter_for
-from ...registry.rules import violation
-from ...http import bearer_token
-from ..body import json_body, json_response
-from ..schemas import IgnoresUnknownSchema
-from ..document import SESSION_TOKEN, authenticated_by, route_refusal
+from service.conversations.turns import MAX_MESSAGE_CHARS
+from service.database import UNAVAILABLE, unavailable_error
+from service.errors import ServiceError
+from service.http import app_config, bearer_token
+from service.limits import MAX_CALLS_PER_STEP
+from service.llm import adapter_for
+from service.registry.rules import violation
 
 blp = Blueprint("conversations", __name__, url_prefix="/v1/conversations",
                 description="Conversations opened with a session token.")
@@ -250,6 +249,6 @@ class MessageViews(MethodView):
             return Response(stream_with_context(event_stream(chain([first], events))),
                             mimetype="text/event-stream", headers={"Cache-Control": "no-cache"})
         result = first[1]
-        for _kind, result in events:
+        for _kind, result in events:  # noqa: B007 (the last event's is the turn's result)
             pass
         return result

@@ -8,19 +8,18 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields
 
-from ...http import app_config
-from ...errors import ServiceError, Violation, not_found
-from ...keys import mint_session_token, subject_fits
-from ...keys.store import jwks, rotate, signing_key
-from ...limits import MAX_ENTITLEMENTS, SESSION_TOKEN_MAX_SECONDS
-from ...registry import get_organization
-from ...registry.rules import violation
-from ...text import is_text
-from ...http import current_principal
-from ...roles import MANAGE_KEYS, MINT_SESSIONS
-from ..auth import requires
-from ..body import json_body
-from ..schemas import IgnoresUnknownSchema
+from service.api.auth import requires
+from service.api.body import json_body
+from service.api.schemas import IgnoresUnknownSchema
+from service.errors import ServiceError, Violation, not_found
+from service.http import app_config, current_principal
+from service.keys import mint_session_token, subject_fits
+from service.keys.store import jwks, rotate, signing_key
+from service.limits import MAX_ENTITLEMENTS, SESSION_TOKEN_MAX_SECONDS
+from service.registry import get_organization
+from service.registry.rules import violation
+from service.roles import MANAGE_KEYS, MINT_SESSIONS
+from service.text import is_text
 
 blp = Blueprint("keys", __name__, description="Signing keys, the JWKS and session tokens.")
 

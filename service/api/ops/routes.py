@@ -5,18 +5,10 @@ from flask import Response, request
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
-from ... import registry
-from ...errors import ServiceError, Violation
-from ...limits import MAX_STORED_INTEGER
-from ...ops import health, impact, why
-from ...records import audit, calls, metrics
-from ...registry.rules import RULES, violation
-from ...text import whole_number
-from ...http import current_principal
-from ...roles import READ, READ_CALLS
-from ..auth import requires
-from ..document import route_refusal
-from .schemas import (
+from service import registry
+from service.api.auth import requires
+from service.api.document import route_refusal
+from service.api.ops.schemas import (
     AuditPageSchema,
     AuditQuerySchema,
     CallPageSchema,
@@ -31,6 +23,14 @@ from .schemas import (
     WhyQuerySchema,
     WhySchema,
 )
+from service.errors import ServiceError, Violation
+from service.http import current_principal
+from service.limits import MAX_STORED_INTEGER
+from service.ops import health, impact, why
+from service.records import audit, calls, metrics
+from service.registry.rules import RULES, violation
+from service.roles import READ, READ_CALLS
+from service.text import whole_number
 
 blp = Blueprint("ops", __name__, description="Operations: call log, audit trail, impact, why not offered, health.")
 

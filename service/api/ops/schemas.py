@@ -1,9 +1,9 @@
 """Shapes of the operations API, for the OpenAPI document and for reading query strings."""
 from marshmallow import Schema, fields, validate
 
-from ...limits import MAX_ROW_ID
-from ...records import audit, calls
-from ..schemas import StoredInteger, Text
+from service.api.schemas import StoredInteger, Text
+from service.limits import MAX_ROW_ID
+from service.records import audit, calls
 
 
 class CallQuerySchema(Schema):

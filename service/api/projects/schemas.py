@@ -1,6 +1,6 @@
 from marshmallow import Schema, fields
 
-from ..schemas import IgnoresUnknownSchema
+from service.api.schemas import IgnoresUnknownSchema
 
 
 class PinSchema(Schema):

@@ -5,14 +5,12 @@ from flask import current_app, request
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
-from ... import importing, registry
-from ...http import current_principal
-from ...roles import PUBLISH, READ, WRITE_DRAFTS
-from ..auth import requires
-from ..body import json_body
-from ..document import route_refusal
-from ..schemas import PublishedSchema
-from .schemas import (
+from service import importing, registry
+from service.api.auth import requires
+from service.api.body import json_body
+from service.api.document import route_refusal
+from service.api.schemas import PublishedSchema
+from service.api.tools.schemas import (
     ImportResultSchema,
     ImportSchema,
     RegistrationSchema,
@@ -22,6 +20,8 @@ from .schemas import (
     ToolSchema,
     VersionSchema,
 )
+from service.http import current_principal
+from service.roles import PUBLISH, READ, WRITE_DRAFTS
 
 blp = Blueprint("tools", __name__, url_prefix="/v1/tools", description="Tool definitions, drafts and versions.")
 

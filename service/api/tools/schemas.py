@@ -1,8 +1,8 @@
 """Tool definitions as the API documents them. Validation itself is `service.registry.rules`, shared with MCP."""
 from marshmallow import Schema, fields, validate
 
-from ...definition import ELEMENT_TYPES, LOCATIONS, METHODS, SCOPES, TYPES
-from ..schemas import Text, ViolationSchema
+from service.api.schemas import Text, ViolationSchema
+from service.definition import ELEMENT_TYPES, LOCATIONS, METHODS, SCOPES, TYPES
 
 
 class ParameterSchema(Schema):
