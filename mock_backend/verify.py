@@ -31,6 +31,7 @@ from typing import Any
 import jwt
 
 from mock_backend.jwks import PINNED_ALGORITHMS, Fetcher, IssuerKeys
+from mock_backend.limits import ASSERTION_LIFETIME_SECONDS, CLOCK_SKEW_SECONDS
 
 #: One reason per verification failure, answered as `401 {"error": "invalid_token", "reason": R}`.
 REASONS = (
@@ -56,13 +57,6 @@ BROKEN_MODES = (
 
 #: Claims every call assertion carries; a token missing any of them is refused.
 REQUIRED_CLAIMS = ("exp", "iat", "iss", "aud", "sub", "turn", "jti")
-
-#: The platform mints assertions with `exp = iat + 30`. (The mock stands alone, so it does not
-#: import the platform's limits; this is the same number, from the spec's "thirty seconds".)
-ASSERTION_LIFETIME_SECONDS = 30
-
-#: Clock skew tolerated between the platform and this backend. A few seconds, never minutes.
-LEEWAY_SECONDS = 5
 
 #: Header members by which a token brings its own key: trusting them lets anyone sign.
 FORBIDDEN_HEADERS = frozenset({"jwk", "jku", "x5u", "x5c"})
@@ -185,13 +179,13 @@ class Verifier:
         }
         try:
             claims = jwt.decode(token, key, algorithms=[alg] if alg else None, audience=tool,
-                                issuer=issuer, leeway=LEEWAY_SECONDS, options=options)
+                                issuer=issuer, leeway=CLOCK_SKEW_SECONDS, options=options)
         except jwt.PyJWTError as error:
             raise Rejected(reason_for(error)) from error
         if not isinstance(claims["turn"], str) or not isinstance(claims.get("anon", False), bool):
             raise Rejected("malformed")
         # pyjwt would accept a year-long assertion; the platform's live thirty seconds.
-        if claims["exp"] - claims["iat"] > ASSERTION_LIFETIME_SECONDS + LEEWAY_SECONDS:
+        if claims["exp"] - claims["iat"] > ASSERTION_LIFETIME_SECONDS + CLOCK_SKEW_SECONDS:
             raise Rejected("lifetime-too-long")
         return claims
 
