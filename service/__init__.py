@@ -4,9 +4,11 @@
 """
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from .config import Config
+from .limits import CALL_DEADLINE_SECONDS
 
 if TYPE_CHECKING:  # Flask is imported only by whoever builds an app, not by the domain packages
     from flask import Flask
@@ -22,6 +24,10 @@ def create_app(config: Config | None = None) -> "Flask":
     from .migrations import check_current
 
     config = config or Config.from_env()
+    if config.call_deadline_seconds < CALL_DEADLINE_SECONDS:
+        logging.getLogger(__name__).warning(
+            "tool calls are cut off after %g s, not the spec's %g s: a setting for tests only",
+            config.call_deadline_seconds, CALL_DEADLINE_SECONDS)
     app = Flask(__name__)
     app.config.update(config.flask)
     # werkzeug refuses a body past this while it is read (a chunked one has no length to check up front).

@@ -37,6 +37,8 @@ ALLOWED_NETWORKS = "127.0.0.0/8"
 MOCK_LISTENING = re.compile(r"listening on (http://\S+)")
 #: Attempts at a free port for `toolgate serve`, which must be told its port (and issuer) up front.
 SERVE_ATTEMPTS = 3
+#: The variable through which a test run lowers `toolgate serve`'s call deadline (never above the spec's).
+TEST_CALL_DEADLINE_VARIABLE = "TOOLGATE_TEST_CALL_DEADLINE_SECONDS"
 #: How long a stopped process gets to exit before it is killed.
 STOP_SECONDS = 10
 LOG_TAIL_CHARS = 2_000
@@ -171,17 +173,21 @@ def mock_backend(issuer: str, toolgate: str | None = None) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def local_platform(public_url: str | None = None) -> Iterator[Started]:
+def local_platform(public_url: str | None = None, call_deadline_seconds: float | None = None) -> Iterator[Started]:
     """A platform with one organization and a mock backend, started and stopped by the kit.
 
     `public_url` is where clients reach the platform when that is not its own address (a proxy
-    in front of it): the issuer, and so the key set the mock trusts, live there.
+    in front of it): the issuer, and so the key set the mock trusts, live there. A
+    `call_deadline_seconds` below the spec's is for the kit's own tests only.
     """
     toolgate = toolgate_command()
     workdir = Path(tempfile.mkdtemp(prefix="toolgate-conformance-"))
     database = f"sqlite:///{workdir / 'toolgate.db'}"
     env = {**os.environ, "TOOLGATE_SECRET_KEY": secrets.token_urlsafe(32),
            "TOOLGATE_ALLOWED_NETWORKS": ALLOWED_NETWORKS, "TOOLGATE_DATABASE_URL": database}
+    env.pop(TEST_CALL_DEADLINE_VARIABLE, None)
+    if call_deadline_seconds is not None:
+        env[TEST_CALL_DEADLINE_VARIABLE] = f"{call_deadline_seconds:g}"
     try:
         admin_key, agent_key = _create_organization(toolgate, env, database)
         with _serve(toolgate, env, database, workdir, public_url) as url, \

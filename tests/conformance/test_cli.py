@@ -11,7 +11,8 @@ from conformance.cli import execute, main
 from conformance.issuer import KitIssuer
 from conformance.runner import CouldNotRun, Selection
 
-from tests.conformance.helpers import free_port, sample_suite
+from tests.conformance.helpers import sample_suite
+from tests.helpers import free_port
 
 
 @contextlib.contextmanager

@@ -19,7 +19,7 @@ import pytest
 from conformance.cli import main
 from conformance.endpoint import SUITE
 
-from tests.conformance.helpers import free_port
+from tests.helpers import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 LISTENING = re.compile(r"listening on (http://127\.0\.0\.1:\d+)")

@@ -10,7 +10,7 @@ import pytest
 from service.mcp import tools as agent_tools
 from service.mcp.schemas import check_arguments
 
-from ..live import live_service
+from ..helpers import live_service
 from .conftest import RawMcp, error_of, key_id
 
 

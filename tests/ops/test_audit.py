@@ -8,7 +8,7 @@ from service.database import db
 from service.ops import audit
 from service.ops.tables import AuditRecord
 
-from .conftest import tool
+from ..helpers import tool
 
 ORDERS = tool("get_orders", "/users/{subject}/orders", scope="per_user",
               parameters=[{"name": "subject", "type": "string", "location": "path"}])

@@ -1,7 +1,7 @@
 """Why not offered: every reason, and agreement with what a real conversation offers for the same claims."""
 import pytest
 
-from .conftest import tool
+from ..helpers import tool
 
 ENTITLED = "orders:admin"
 TOOLS = [
