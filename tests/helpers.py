@@ -81,6 +81,11 @@ def make_org(config: Config, slug: str) -> dict[str, str]:
                 "backend": create_api_key(organization, "backend")}
 
 
+def key_id(key: str) -> str:
+    """The public half of an API key (`tgk_<key id>_<secret>`), as records name it."""
+    return key.split("_")[1]
+
+
 class Api:
     """A Flask test client that presents one API key on every call."""
 

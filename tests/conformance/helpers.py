@@ -1,9 +1,17 @@
 """A small suite for the kit's own tests: one case of each outcome."""
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from conformance.case import Check, SpecRef, Suite, Verdict
 
 SPEC = SpecRef("spec/how-tools-run.txt", "Every tool call is signed")
+
+
+def outcomes(report: Path) -> dict[str, str]:
+    """Each case's outcome in a JSON report the kit wrote, by case id."""
+    return {case["id"]: case["outcome"] for case in json.loads(report.read_text())["cases"]}
 
 
 def sample_suite() -> Suite:

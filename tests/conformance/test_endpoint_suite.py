@@ -5,7 +5,6 @@ kit will serve; a fresh mock per run, because a correct backend caches the key s
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -19,6 +18,7 @@ import pytest
 from conformance.cli import main
 from conformance.endpoint import SUITE
 
+from tests.conformance.helpers import outcomes as _outcomes
 from tests.helpers import free_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -68,10 +68,6 @@ def start_mock():
 def _orders(base: str, jwks_port: int, *extra: str) -> list[str]:
     return ["endpoint", "--url", f"{base}/users/{{subject}}/orders", "--method", "GET",
             "--tool", "get_orders", "--jwks-port", str(jwks_port), *extra]
-
-
-def _outcomes(path: Path) -> dict[str, str]:
-    return {case["id"]: case["outcome"] for case in json.loads(path.read_text())["cases"]}
 
 
 def test_every_case_passes_against_the_honest_mock(start_mock, tmp_path, capsys):

@@ -13,11 +13,6 @@ from service.mcp.protocol import LATEST_VERSION
 ACCEPT = "application/json, text/event-stream"
 
 
-def key_id(key: str) -> str:
-    """The public half of an API key (`tgk_<key id>_<secret>`), as records name it."""
-    return key.split("_")[1]
-
-
 class RawMcp:
     """POSTs hand-made JSON-RPC to /mcp with an API key, the way a client would, or deliberately not."""
 
