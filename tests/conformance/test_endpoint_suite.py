@@ -1,10 +1,12 @@
 """The endpoint suite against the real mock backend, honest and broken one check at a time.
 
-Each test starts its own mock (`python -m mock_backend`) on 127.0.0.1, trusting the issuer the
-kit will serve; a fresh mock per run, because a correct backend caches the key set it fetched.
+Each test starts its own mock on 127.0.0.1, in this process (as `python -m mock_backend` serves it:
+tests/mock_backend/test_mock_cli.py starts that one), trusting the issuer the kit will serve; a fresh
+mock per run, because a correct backend caches the key set it fetched.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -12,17 +14,15 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-import gevent
 import pytest
 
 from conformance.cli import main
 from conformance.endpoint import SUITE
 
 from tests.conformance.helpers import outcomes as _outcomes
-from tests.helpers import free_port
+from tests.helpers import free_port, mock_backend
 
 REPO = Path(__file__).resolve().parents[2]
-LISTENING = re.compile(r"listening on (http://127\.0\.0\.1:\d+)")
 
 #: Each broken mode of the mock, and the cases that must fail against it (all others pass).
 BROKEN = {
@@ -40,29 +40,13 @@ BROKEN = {
 @pytest.fixture
 def start_mock():
     """Start mock backends trusting http://127.0.0.1:J; answer (base URL, J). All stopped after."""
-    processes: list[subprocess.Popen] = []
+    with contextlib.ExitStack() as running:
 
-    def start(broken: str | None = None) -> tuple[str, int]:
-        jwks_port = free_port()
-        command = [sys.executable, "-m", "mock_backend", "--port", "0",
-                   "--issuer", f"http://127.0.0.1:{jwks_port}"]
-        if broken:
-            command += ["--broken", broken]
-        process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE,
-                                   stderr=subprocess.DEVNULL, text=True)
-        processes.append(process)
-        with gevent.Timeout(15, TimeoutError(f"mock backend {broken or 'honest'} did not start")):
-            line = process.stdout.readline()
-        match = LISTENING.search(line)
-        assert match, f"unexpected first line from the mock: {line!r}"
-        return match.group(1), jwks_port
+        def start(broken: str | None = None) -> tuple[str, int]:
+            jwks_port = free_port()
+            return running.enter_context(mock_backend([f"http://127.0.0.1:{jwks_port}"], broken)), jwks_port
 
-    yield start
-    for process in processes:
-        process.terminate()
-    for process in processes:
-        process.wait(timeout=10)
-        process.stdout.close()
+        yield start
 
 
 def _orders(base: str, jwks_port: int, *extra: str) -> list[str]:
