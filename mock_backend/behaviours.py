@@ -40,6 +40,8 @@ MAX_DRIP_SECONDS = 60.0
 MAX_CHARS = 1_073_741_824
 CHARS_PER_CHUNK = 65_536
 GZIP_BOMB_DECODED_BYTES = 128 * 1024 * 1024
+#: The gzip bomb goes out in chunks of this many bytes (a transfer size, unrelated to the platform's response cap).
+BOMB_CHUNK_BYTES = 65_536
 #: `reset` declares this long a body, sends `RESET_SENT_BYTES` of it, waits, then resets.
 RESET_DECLARED_BYTES = 4_096
 RESET_SENT_BYTES = 64
@@ -176,7 +178,7 @@ def _compress_bomb() -> bytes:
 def bomb(tool: str):
     """A small gzip body that decodes to 128 MiB: the platform's cap must count decoded size."""
     payload = gzip_bomb()
-    chunks = (payload[at:at + 16_384] for at in range(0, len(payload), 16_384))
+    chunks = (payload[at:at + BOMB_CHUNK_BYTES] for at in range(0, len(payload), BOMB_CHUNK_BYTES))
     return Response(chunks, content_type="text/plain",
                     headers={"Content-Encoding": "gzip", "Content-Length": str(len(payload))})
 

@@ -33,6 +33,7 @@ from typing import Any
 import jwt
 
 from mock_backend.jwks import PINNED_ALGORITHMS, REFETCH_COOLDOWN_SECONDS, Fetcher, IssuerKeys
+from mock_backend.limits import ASSERTION_LIFETIME_SECONDS, CLOCK_SKEW_SECONDS
 from mock_backend.modes import BROKEN_MODES  # each disables one check (see the module docstring)
 
 #: One reason per verification failure, answered as `401 {"error": "invalid_token", "reason": R}`.
@@ -55,13 +56,6 @@ REASONS = (
 
 #: Claims every call assertion carries; a token missing any of them is refused.
 REQUIRED_CLAIMS = ("exp", "iat", "iss", "aud", "sub", "turn", "jti")
-
-#: The platform mints assertions with `exp = iat + 30`. (The mock stands alone, so it does not
-#: import the platform's limits; this is the same number, from the spec's "thirty seconds".)
-ASSERTION_LIFETIME_SECONDS = 30
-
-#: Clock skew tolerated between the platform and this backend. A few seconds, never minutes.
-LEEWAY_SECONDS = 5
 
 #: The `typ` header of a call assertion; a session token's is "toolgate-session+jwt" (RFC 8725 §3.11).
 ASSERTION_TYPE = "JWT"
@@ -191,13 +185,13 @@ class Verifier:
         }
         try:
             claims = jwt.decode(token, key, algorithms=[alg] if alg else None, audience=tool,
-                                issuer=issuer, leeway=LEEWAY_SECONDS, options=options)
+                                issuer=issuer, leeway=CLOCK_SKEW_SECONDS, options=options)
         except jwt.PyJWTError as error:
             raise Rejected(reason_for(error)) from error
         if not isinstance(claims["turn"], str) or not isinstance(claims.get("anon", False), bool):
             raise Rejected("malformed")
         # pyjwt would accept a year-long assertion; the platform's live thirty seconds.
-        if claims["exp"] - claims["iat"] > ASSERTION_LIFETIME_SECONDS + LEEWAY_SECONDS:
+        if claims["exp"] - claims["iat"] > ASSERTION_LIFETIME_SECONDS + CLOCK_SKEW_SECONDS:
             raise Rejected("lifetime-too-long")
         return claims
 

@@ -4,9 +4,11 @@
 """
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from service.config import Config
+from service.limits import CALL_DEADLINE_SECONDS
 
 if TYPE_CHECKING:  # Flask is imported only by whoever builds an app, not by the domain packages
     from flask import Flask
@@ -23,6 +25,10 @@ def create_app(config: Config | None = None) -> "Flask":
     from service.migrations import check_current
 
     config = config or Config.from_env()
+    if config.call_deadline_seconds < CALL_DEADLINE_SECONDS:
+        logging.getLogger(__name__).warning(
+            "tool calls are cut off after %g s, not the spec's %g s: a setting for tests only",
+            config.call_deadline_seconds, CALL_DEADLINE_SECONDS)
     app = ServiceFlask(__name__)
     install_converters(app)  # before any route: every path segment is bounded the same way
     app.config.update(config.flask)

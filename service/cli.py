@@ -17,7 +17,11 @@ DATABASE_HELP = "Database URL (default: TOOLGATE_DATABASE_URL, else sqlite:///to
 
 
 def _config(database: str | None = None, public_url: str | None = None) -> Config:
-    return Config.from_env().with_overrides(database_url=database, public_url=public_url)
+    try:
+        config = Config.from_env()
+    except ValueError as error:  # a TOOLGATE_* variable the service cannot take: say which, not a traceback
+        raise click.ClickException(str(error)) from None
+    return config.with_overrides(database_url=database, public_url=public_url)
 
 
 def _open(config: Config, *, check: bool = True, pooled: bool = True):

@@ -1,3 +1,9 @@
+"""The fixtures every area shares, each defined once; what they are built on is in tests/helpers.py.
+
+An area's own conftest holds only fixtures no other area uses (the dispatch tests' endpoints, the mock's key
+server, the broken platform doubles).
+"""
+
 # gevent must patch before anything imports socket, ssl or threading (STYLE: first line of each
 # process entry point). pytest is the entry point of the test process, and this file is the
 # first of ours it imports.
@@ -9,14 +15,22 @@ from psycogreen.gevent import patch_psycopg  # noqa: E402
 
 patch_psycopg()  # PostgreSQL waits cooperate with gevent, as in `service.entry`
 
-import contextlib  # noqa: E402
-import os  # noqa: E402
-import secrets  # noqa: E402
-from urllib.parse import quote  # noqa: E402
-
 import pytest  # noqa: E402
 
-POSTGRES_URL = os.environ.get("TOOLGATE_TEST_POSTGRES_URL", "")
+from service.config import Config  # noqa: E402
+
+from .helpers import (  # noqa: E402
+    POSTGRES_URL,
+    SECRET,
+    Api,
+    app_for,
+    fresh_postgres_schema,
+    live_service,
+    make_org,
+    migrated_sqlite,
+    mock_backend,
+    stop_idle_servers,
+)
 
 ENGINES = [
     "sqlite",
@@ -25,45 +39,107 @@ ENGINES = [
 ]
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "service(per_module=False, **settings): how the `service` fixture runs: "
+                            "one service for the whole module, and Config fields (a body bound, a call deadline)")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _live_servers():
+    """The servers `live_service` keeps for the next test are stopped when the run ends."""
+    yield
+    stop_idle_servers()
+
+
+# ---- in-process apps on both engines ---------------------------------------------------------------------------
+
 @pytest.fixture(params=ENGINES)
 def database_url(request, tmp_path):
     """A fresh, migrated database on each engine: a SQLite file, or a PostgreSQL schema of its own."""
-    from service.database import make_database
-    from service.migrations import migrate
-
     if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'toolgate.db'}"
-        database = make_database(url)
-        with database.connection_context():
-            migrate(database)
-        yield url
+        yield migrated_sqlite(tmp_path / "toolgate.db")
         return
     with fresh_postgres_schema(POSTGRES_URL) as url:
         yield url
 
 
-@contextlib.contextmanager
-def fresh_postgres_schema(server_url: str):
-    """A migrated schema of its own on the PostgreSQL server at `server_url`, dropped afterwards; yields its URL."""
-    from service.database import db, make_database
-    from service.migrations import migrate
+@pytest.fixture
+def config(database_url):
+    return Config(database_url=database_url, secret_key=SECRET, flask={"TESTING": True})
 
-    schema = f"toolgate_test_{secrets.token_hex(6)}"
-    admin = make_database(server_url, pooled=False)
-    with admin.connection_context():
-        admin.execute_sql(f"CREATE SCHEMA {schema}")
-    separator = "&" if "?" in server_url else "?"
-    url = f"{server_url}{separator}options={quote(f'-csearch_path={schema}')}"
-    database = make_database(url, pooled=False)
-    with database.connection_context():
-        migrate(database)
-    try:
+
+@pytest.fixture
+def app(config):
+    return app_for(config)
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def keys(app, config):
+    """The API keys of organization `acme`, by role."""
+    return make_org(config, "acme")
+
+
+@pytest.fixture
+def api(client, keys):
+    """The test client as acme's admin."""
+    return Api(client, keys["admin"])
+
+
+@pytest.fixture
+def other_api(client, config):
+    """The test client as the admin of another organization, globex."""
+    return Api(client, make_org(config, "globex")["admin"])
+
+
+# ---- a live service and the mock backend ------------------------------------------------------------------------
+
+def _service_marker(request) -> tuple[bool, dict]:
+    marker = request.node.get_closest_marker("service")
+    settings = dict(marker.kwargs) if marker else {}
+    return bool(settings.pop("per_module", False)), settings
+
+
+@pytest.fixture(scope="module")
+def module_service(request, tmp_path_factory):
+    """The one service of a module marked `pytest.mark.service(per_module=True)` (see `service`); a module-scoped
+    fixture of such a module asks for this one by name."""
+    _, settings = _service_marker(request)
+    with live_service(tmp_path_factory.mktemp("service"), **settings) as running:
+        yield running
+
+
+@pytest.fixture
+def service(request, tmp_path):
+    """A live service on a fresh database, with organization acme and a key of each role.
+
+    A module whose tests each name their own tools may share one, `pytestmark = pytest.mark.service(per_module=True)`;
+    the marker's other arguments are Config fields.
+    """
+    per_module, settings = _service_marker(request)
+    if per_module:
+        yield request.getfixturevalue("module_service")
+        return
+    with live_service(tmp_path, **settings) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def module_backend(module_service):
+    """The mock backend of a module's one service (see `backend`)."""
+    with mock_backend([module_service.issuer]) as url:
         yield url
-    finally:
-        if db.obj is not None and not db.obj.is_closed():
-            if hasattr(db.obj, "close_all"):
-                db.obj.close_all()
-            else:
-                db.obj.close()
-        with admin.connection_context():
-            admin.execute_sql(f"DROP SCHEMA {schema} CASCADE")
+
+
+@pytest.fixture
+def backend(request, service):
+    """The mock backend, trusting the service's issuer; its base URL. The module's one, if the service is."""
+    if _service_marker(request)[0]:
+        yield request.getfixturevalue("module_backend")
+        return
+    with mock_backend([service.issuer]) as url:
+        yield url

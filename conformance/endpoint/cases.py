@@ -44,12 +44,12 @@ def valid_call_accepted(target: EndpointTarget) -> Verdict:
     answer = target.valid_answer()
     check = Check()
     if not check.expect(answer.problem is None, "answer",
-                        f"an HTTP answer within {CALL_DEADLINE_SECONDS:g} s", answer.describe()):
+                        f"an HTTP answer within {target.deadline:g} s", answer.describe()):
         return check.verdict()
     if not check.expect(answer.accepted, "status", "2xx", answer.describe()) and answer.status in REFUSALS:
         check.hint(_why_refused(target))
-    check.expect(answer.seconds <= CALL_DEADLINE_SECONDS, "time to answer",
-                 f"at most {CALL_DEADLINE_SECONDS:g} s", f"{answer.seconds:.2f} s")
+    check.expect(answer.seconds <= target.deadline, "time to answer",
+                 f"at most {target.deadline:g} s", f"{answer.seconds:.2f} s")
     check.expect(not answer.too_big, "body length", f"at most {RESPONSE_CAP_CHARS:,} characters",
                  f"more than {RESPONSE_CAP_CHARS:,} characters")
     return check.verdict()

@@ -162,12 +162,12 @@ class _TooSlow(Exception):
     """The body was still coming when the call deadline passed."""
 
 
-def _read_capped(response: requests.Response, started: float) -> str:
+def _read_capped(response: requests.Response, started: float, deadline: float) -> str:
     """The body as text, read in chunks and stopped once it holds more than the cap allows."""
     received = bytearray()
     for chunk in response.iter_content(chunk_size=4096):
         received += chunk
-        if time.monotonic() - started > CALL_DEADLINE_SECONDS:
+        if time.monotonic() - started > deadline:
             raise _TooSlow
         if len(received) > _READ_CAP_BYTES:
             break
@@ -199,6 +199,8 @@ class EndpointTarget:
     other_subject: str = ""
     #: How long the rotation case waits for the endpoint to take the next key (`--rotation-wait`).
     rotation_wait: float = ROTATION_WAIT_SECONDS
+    #: The spec's ten seconds. Only the kit's own tests give a shorter one, so a timeout costs them a second.
+    deadline: float = CALL_DEADLINE_SECONDS
     _valid: Answer | None = field(default=None, init=False, repr=False)
     _valid_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
@@ -240,15 +242,15 @@ class EndpointTarget:
         session.trust_env = False  # proxy variables and .netrc must not reroute or decorate a call
         started = time.monotonic()
         # One deadline for connect, headers and body: requests' own timeout bounds each read only.
-        deadline = gevent.Timeout(CALL_DEADLINE_SECONDS)
+        deadline = gevent.Timeout(self.deadline)
         deadline.start()
         try:
             response = session.request(
                 self.call.method, url, params=query, json=body, headers=headers,
-                allow_redirects=False, stream=True, timeout=CALL_DEADLINE_SECONDS,
+                allow_redirects=False, stream=True, timeout=self.deadline,
             )
             try:
-                text = _read_capped(response, started)
+                text = _read_capped(response, started, self.deadline)
             finally:
                 response.close()
             return Answer(response.status_code, text, time.monotonic() - started)
@@ -264,7 +266,5 @@ class EndpointTarget:
             deadline.close()
             session.close()
 
-    @staticmethod
-    def _late(started: float) -> Answer:
-        return Answer(None, "", time.monotonic() - started,
-                      f"no answer within {CALL_DEADLINE_SECONDS:g} s")
+    def _late(self, started: float) -> Answer:
+        return Answer(None, "", time.monotonic() - started, f"no answer within {self.deadline:g} s")

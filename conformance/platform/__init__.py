@@ -16,8 +16,9 @@ from typing import Iterator
 
 import requests
 
+from conformance.limits import CALL_DEADLINE_SECONDS
 from conformance.platform import cases  # noqa: F401  (declares every case on SUITE)
-from conformance.platform.budgets import REQUEST_TIMEOUT_SECONDS
+from conformance.platform.budgets import IN_TIME_MARGIN_SECONDS, REQUEST_TIMEOUT_SECONDS
 from conformance.platform.client import PlatformTarget, SetupRefused
 from conformance.platform.launch import local_platform, mock_backend
 from conformance.platform.model import ScriptedModel
@@ -45,6 +46,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the scripted model server (python -m mock_backend.model_server) the "
                              "platform runs turns with, reachable from the kit, for the turn cases "
                              "(turn/…), which error without it; without --url the kit starts one")
+    parser.add_argument("--call-deadline-seconds", metavar="S", type=_lowered_deadline,
+                        help="for testing the kit itself: the platform's call deadline is S seconds, below "
+                             f"the spec's {CALL_DEADLINE_SECONDS:g} (a platform the kit starts is given it), so "
+                             "the cases that wait on it take seconds; a conformant platform keeps the spec's")
+
+
+def _lowered_deadline(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = 0.0
+    if not IN_TIME_MARGIN_SECONDS < seconds <= CALL_DEADLINE_SECONDS:
+        raise argparse.ArgumentTypeError(
+            f"must be more than {IN_TIME_MARGIN_SECONDS:g} and at most {CALL_DEADLINE_SECONDS:g} seconds "
+            f"(it only lowers the spec's deadline, to test the kit); got {text!r}")
+    return seconds
 
 
 def _issuer(target: PlatformTarget) -> None:
@@ -67,13 +84,14 @@ def _mock_answers(mock_url: str) -> None:
 @contextlib.contextmanager
 def open_target(args: argparse.Namespace) -> Iterator[PlatformTarget]:
     """The platform to check: the one named by --url, or one the kit starts (and stops) itself."""
+    deadline = args.call_deadline_seconds or CALL_DEADLINE_SECONDS
     if args.url is None:
         if args.admin_key or args.mock_url or args.model_url:
             raise CouldNotRun("--admin-key, --mock-url and --model-url go with --url; without --url the kit "
                               "starts its own platform, mock backend and model")
-        with local_platform() as started:
+        with local_platform(call_deadline_seconds=args.call_deadline_seconds) as started:
             target = PlatformTarget(started.url, started.admin_key, started.mock_url, started.agent_key,
-                                    model=ScriptedModel(started.model_url))
+                                    model=ScriptedModel(started.model_url), deadline=deadline)
             _issuer(target)
             preflight(target)
             yield target
@@ -81,7 +99,8 @@ def open_target(args: argparse.Namespace) -> Iterator[PlatformTarget]:
     if not args.admin_key:
         raise CouldNotRun("--url needs --admin-key, an admin API key of the organization to check")
     target = PlatformTarget(args.url, args.admin_key, args.mock_url or "", args.agent_key,
-                            model=ScriptedModel(args.model_url.rstrip("/")) if args.model_url else None)
+                            model=ScriptedModel(args.model_url.rstrip("/")) if args.model_url else None,
+                            deadline=deadline)
     _issuer(target)
     if args.mock_url:
         _mock_answers(target.mock_url)
@@ -104,4 +123,7 @@ def banner(target: PlatformTarget) -> list[str]:
         lines.append("note:     no --model-url, so the turn cases (turn/…) cannot run")
     if target.agent_key is None:
         lines.append("note:     no --agent-key, so the agent cases (lifecycle/agent-…) cannot run")
+    if target.deadline < CALL_DEADLINE_SECONDS:
+        lines.append(f"note:     the call deadline is taken as {target.deadline:g} s, not the spec's "
+                     f"{CALL_DEADLINE_SECONDS:g} s: a run testing the kit, not a verdict on a platform")
     return lines

@@ -17,7 +17,7 @@ from typing import Any, Iterable, Mapping
 import jwt
 import requests
 
-from conformance.limits import EXCERPT_CHARS
+from conformance.limits import CALL_DEADLINE_SECONDS, EXCERPT_CHARS
 from conformance.platform.budgets import REQUEST_TIMEOUT_SECONDS
 
 
@@ -86,6 +86,8 @@ class PlatformTarget:
     issuer: str = ""
     #: The scripted model the platform runs turns with (a `model.ScriptedModel`), if the kit has one.
     model: Any = None
+    #: The call deadline the platform keeps: the spec's ten seconds, unless the kit's own tests lowered it.
+    deadline: float = CALL_DEADLINE_SECONDS
 
     def __post_init__(self) -> None:
         self.url = self.url.rstrip("/")

@@ -42,6 +42,8 @@ LISTENING = re.compile(r"listening on (http://\S+)")
 POLL_SECONDS = 0.05
 #: The model name the platform is configured with; the scripted model answers to any.
 SCRIPTED_MODEL = "scripted"
+#: The variable through which a test run lowers `toolgate serve`'s call deadline (never above the spec's).
+TEST_CALL_DEADLINE_VARIABLE = "TOOLGATE_TEST_CALL_DEADLINE_SECONDS"
 #: How long a stopped process gets to exit before it is killed.
 STOP_SECONDS = 10
 LOG_TAIL_CHARS = 2_000
@@ -182,18 +184,23 @@ def model_server(toolgate: str | None = None) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def local_platform(public_url: str | None = None, model_via: str | None = None) -> Iterator[Started]:
+def local_platform(public_url: str | None = None, model_via: str | None = None,
+                   call_deadline_seconds: float | None = None) -> Iterator[Started]:
     """A platform with one organization, a mock backend and a scripted model, started and stopped by the kit.
 
     `public_url` is where clients reach the platform when that is not its own address (a proxy
     in front of it): the issuer, and so the key set the mock trusts, live there. `model_via` is
-    where the platform reaches the model when that is not the model server itself (a proxy again).
+    where the platform reaches the model when that is not the model server itself (a proxy again). A
+    `call_deadline_seconds` below the spec's is for the kit's own tests only.
     """
     toolgate = toolgate_command()
     workdir = Path(tempfile.mkdtemp(prefix="toolgate-conformance-"))
     database = f"sqlite:///{workdir / 'toolgate.db'}"
     env = {**os.environ, "TOOLGATE_SECRET_KEY": secrets.token_urlsafe(32),
            "TOOLGATE_ALLOWED_NETWORKS": ALLOWED_NETWORKS, "TOOLGATE_DATABASE_URL": database}
+    env.pop(TEST_CALL_DEADLINE_VARIABLE, None)
+    if call_deadline_seconds is not None:
+        env[TEST_CALL_DEADLINE_VARIABLE] = f"{call_deadline_seconds:g}"
     try:
         admin_key, agent_key = _create_organization(toolgate, env, database)
         with model_server(toolgate) as model_url:

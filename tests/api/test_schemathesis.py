@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from ..conftest import POSTGRES_URL, fresh_postgres_schema
-from ..live import live_service
+from ..helpers import live_service
 from ..turns.conftest import scripted_model
 
 CONFIG = Path(__file__).with_name("schemathesis.toml")

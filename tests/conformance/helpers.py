@@ -1,33 +1,17 @@
-"""Small real servers and suites for the kit's own tests. Everything listens on 127.0.0.1 only."""
+"""A small suite for the kit's own tests: one case of each outcome."""
 from __future__ import annotations
 
-import contextlib
-import socket
-from typing import Callable, Iterator
-
-from gevent.pywsgi import WSGIServer
+import json
+from pathlib import Path
 
 from conformance.case import Check, SpecRef, Suite, Verdict
 
 SPEC = SpecRef("spec/how-tools-run.txt", "Every tool call is signed")
 
 
-def free_port() -> int:
-    """A port free right now on 127.0.0.1 (for a process that must be told its port up front)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@contextlib.contextmanager
-def serving(app: Callable) -> Iterator[str]:
-    """Serve a WSGI app on an ephemeral 127.0.0.1 port; yield its base URL; always stop it."""
-    server = WSGIServer(("127.0.0.1", 0), app, log=None, error_log=None)
-    server.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.stop(timeout=1)
+def outcomes(report: Path) -> dict[str, str]:
+    """Each case's outcome in a JSON report the kit wrote, by case id."""
+    return {case["id"]: case["outcome"] for case in json.loads(report.read_text())["cases"]}
 
 
 def sample_suite() -> Suite:

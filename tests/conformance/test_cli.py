@@ -13,7 +13,8 @@ from conformance.platform import SUITE as PLATFORM
 from conformance.issuer import KitIssuer
 from conformance.runner import CouldNotRun, Selection
 
-from tests.conformance.helpers import free_port, sample_suite
+from tests.conformance.helpers import sample_suite
+from tests.helpers import free_port
 
 
 @contextlib.contextmanager

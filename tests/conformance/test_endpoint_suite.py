@@ -9,7 +9,6 @@ wait, are set short here (the real ones are 10 s and 35 s), so no test waits on 
 """
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
@@ -24,8 +23,9 @@ from conformance.endpoint import SUITE
 from mock_backend import create_app
 from mock_backend.verify import BROKEN_MODES
 
-from tests.conformance.helpers import free_port, serving
+from tests.conformance.helpers import outcomes as _outcomes
 from tests.conformance.reference_backend import FLAWS, ReferenceBackend
+from tests.helpers import free_port, serving
 
 REPO = Path(__file__).resolve().parents[2]
 ALL = [case.id for case in SUITE]
@@ -48,10 +48,6 @@ BROKEN = {
 #: Where each reference tool lives: the orders are per-user ({subject} in the URL), products shared.
 ORDERS = ("/users/{subject}/orders", "get_orders")
 PRODUCTS = ("/products", "search_products")
-
-
-def _outcomes(path: Path) -> dict[str, str]:
-    return {case["id"]: case["outcome"] for case in json.loads(path.read_text())["cases"]}
 
 
 def _run(make_app: Callable[[str], Callable], tmp_path: Path, *extra: str, tool=ORDERS) -> tuple[int, dict]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
+from collections import defaultdict
 from typing import Any, Callable, Iterator
 
 import gevent
@@ -21,17 +22,16 @@ import jwt
 import requests
 import urllib3
 
-from conformance.limits import CALL_DEADLINE_SECONDS
 from conformance.tokens import with_payload
 from mock_backend.faults import SocketFault
 from tests.conformance_platform.forwarding import Incoming, Outgoing, passable, send
-from tests.conformance_platform.state import Shared
+from tests.conformance_platform.state import DEADLINE_SECONDS, Shared
 
 TOOL = re.compile(r"/tools/([^/?]+)/")
 SOMEONE_ELSE = "someone-else"
 #: `hold-slow` holds calls to the mock's `delay/<s>` of at least this many seconds until past the
 #: deadline: a platform whose deadline is too short.
-SLOW_FROM_SECONDS = CALL_DEADLINE_SECONDS / 2
+SLOW_FROM_SECONDS = DEADLINE_SECONDS / 2
 
 #: How each tampering changes an assertion's claims; `unsigned` is not re-signed afterwards.
 TAMPERINGS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
@@ -60,7 +60,9 @@ class Back:
         self.shared = shared
         self.upstream = ""
         self.faults: dict[str, Any] = {}
-        self.one_at_a_time = gevent.lock.Semaphore()
+        #: `sequential` runs the calls of one step (one `turn` claim) one at a time, as a platform that forgot to
+        #: run them in parallel would; steps of other cases, running meanwhile, do not queue behind them.
+        self.one_at_a_time: dict[str, gevent.lock.Semaphore] = defaultdict(gevent.lock.Semaphore)
 
     def on(self, fault: str, tool: str | None) -> bool:
         """Whether `fault` is on for calls to `tool` (a fault given a pattern matches tool names)."""
@@ -76,16 +78,16 @@ class Back:
         if tool is not None and self.on("unreachable", tool):  # the platform's calls never get through
             return Outgoing(502, {}, _broken("empty-response"))
         token = incoming.headers.get("Authorization", "").partition(" ")[2]
-        sub = _unverified(token).get("sub")
-        self.bend_request(incoming, tool, sub)
-        locked = self.on("sequential", tool)
+        claims = _unverified(token)
+        self.bend_request(incoming, tool, claims.get("sub"))
+        locked = self.one_at_a_time[str(claims.get("turn"))] if self.on("sequential", tool) else None
         if locked:
-            self.one_at_a_time.acquire()
+            locked.acquire()
         try:
             response = send(self.upstream, incoming, stream=True)
         except requests.ConnectionError:
             if locked:
-                self.one_at_a_time.release()
+                locked.release()
             return Outgoing(502, {}, _broken("empty-response"))  # the mock closed without a byte: so do we
         tampering = self.tampering(tool)
         if tampering and "/echo" in incoming.path and response.status_code == 200:
@@ -94,7 +96,7 @@ class Back:
             finally:
                 response.close()
                 if locked:
-                    self.one_at_a_time.release()
+                    locked.release()
             return Outgoing(200, passable(dict(response.headers)), self.tamper(body, tampering))
         headers = passable(dict(response.headers))
         if "Content-Length" in response.headers:  # the body is relayed byte for byte: keep its framing
@@ -117,7 +119,7 @@ class Back:
             incoming.target = incoming.target.replace(old, new)
         slow = re.search(r"/delay/([0-9.]+)", incoming.path)
         if slow and float(slow.group(1)) >= SLOW_FROM_SECONDS and self.on("hold-slow", tool):
-            gevent.sleep(CALL_DEADLINE_SECONDS + 2)
+            gevent.sleep(DEADLINE_SECONDS + 2)
 
     def tampering(self, tool: str | None) -> str | None:
         """The tampering switched on for this tool, if any (`tamper` maps patterns to tamperings)."""
@@ -139,7 +141,7 @@ class Back:
         seen["claims"] = claims
         return (json.dumps(seen, separators=(",", ":")) + "\n").encode()
 
-    def relay(self, response: requests.Response, locked: bool) -> Iterator[bytes]:
+    def relay(self, response: requests.Response, locked: gevent.lock.Semaphore | None) -> Iterator[bytes]:
         """The mock's body as it comes; a connection the mock broke is broken here too."""
         try:
             for chunk in response.raw.stream(4096, decode_content=False):
@@ -149,7 +151,7 @@ class Back:
         finally:
             response.close()
             if locked:
-                self.one_at_a_time.release()
+                locked.release()
 
 
 def _broken(kind: str) -> Iterator[bytes]:

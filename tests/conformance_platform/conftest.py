@@ -1,4 +1,4 @@
-"""A real platform and mock, started once per module, behind the two broken doubles.
+"""A real platform and mock, started once per run, behind the three broken doubles.
 
 The platform's public URL is the front double's, so its issuer, and the key set the mock and the
 kit fetch, are reached through the front double too; its tools call the back double, which
@@ -13,10 +13,11 @@ import pytest
 
 from conformance.platform.launch import Started, local_platform
 from tests.conformance_platform.back import Back
-from tests.conformance_platform.forwarding import serving, wsgi
+from tests.conformance_platform.forwarding import quiet_server, wsgi
 from tests.conformance_platform.front import Front
 from tests.conformance_platform.model_double import ModelDouble
-from tests.conformance_platform.state import Shared
+from tests.conformance_platform.state import DEADLINE_SECONDS, Shared
+from tests.helpers import serving
 
 
 @dataclass
@@ -38,16 +39,18 @@ class Doubles:
         """The kit's command line for the broken platform."""
         return ["platform", "--url", self.url, "--admin-key", self.started.admin_key,
                 "--agent-key", self.started.agent_key, "--mock-url", self.mock_url,
-                "--model-url", self.started.model_url]
+                "--model-url", self.started.model_url, "--call-deadline-seconds", f"{DEADLINE_SECONDS:g}"]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def doubles():
+    """One platform for the whole run (starting one takes seconds): each test switches on its own faults."""
     shared = Shared()
     front, back, model = Front(shared), Back(shared), ModelDouble()
-    with serving(wsgi(front.handle)) as front_url, serving(wsgi(back.handle)) as back_url, \
-            serving(wsgi(model.handle)) as model_url:
-        with local_platform(public_url=front_url, model_via=model_url) as started:
+    with serving(wsgi(front.handle), quiet_server) as front_url, serving(wsgi(back.handle), quiet_server) as back_url, \
+            serving(wsgi(model.handle), quiet_server) as model_url:
+        with local_platform(public_url=front_url, model_via=model_url,
+                            call_deadline_seconds=DEADLINE_SECONDS) as started:
             front.upstream, front.admin_key = started.url, started.admin_key
             back.upstream = started.mock_url
             model.upstream = started.model_url

@@ -6,11 +6,10 @@ path reaches the real target exactly as it was encoded) and can break a connecti
 """
 from __future__ import annotations
 
-import contextlib
 import json
 from http import HTTPStatus
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable
 
 import requests
 
@@ -126,13 +125,8 @@ def wsgi(handle: Callable[[Incoming], Outgoing]) -> Callable:
     return app
 
 
-@contextlib.contextmanager
-def serving(app: Callable) -> Iterator[str]:
-    """Serve `app` on a free loopback port; yield its base URL; always stop it."""
-    server = make_server(app, "127.0.0.1", 0, log=None)
+def quiet_server(app: Callable, host: str, port: int):
+    """The mock's server for a double (serve it with tests.helpers.serving), logging nothing."""
+    server = make_server(app, host, port, log=None)
     server.error_log = None  # a call the platform abandoned is the double's business, not the test's
-    server.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.stop(timeout=1)
+    return server

@@ -1,20 +1,7 @@
+"""People signed in to the dashboard of the module's service (each dashboard module shares one service)."""
 import pytest
 
-from ..live import live_service, mock_backend
 from .client import Person
-
-
-@pytest.fixture(scope="module")
-def service(tmp_path_factory):
-    """One service per test module (each test names its own tools), on a fresh database."""
-    with live_service(tmp_path_factory.mktemp("dashboard")) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def backend(service):
-    with mock_backend([service.issuer]) as url:
-        yield url
 
 
 @pytest.fixture

@@ -4,6 +4,8 @@ import re
 import pytest
 import requests
 
+pytestmark = pytest.mark.service(per_module=True)  # each test names its own tools
+
 PAGES = ["/signin", "/tools", "/tools/new", "/projects", "/playground", "/calls"]
 ASSET = re.compile(r'<(?:script|link|img)\b[^>]*?\b(?:src|href)="([^"]*)"')
 TYPES = {".css": "text/css", ".js": "text/javascript"}

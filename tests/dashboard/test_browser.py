@@ -17,6 +17,8 @@ import pytest
 
 from .browser_story import CHROMIUM, TOOL
 
+pytestmark = pytest.mark.service(per_module=True)  # each test names its own tools
+
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = Path(os.environ.get("TOOLGATE_SCREENSHOTS") or ROOT / "artifacts" / "screenshots")
 SCREENS = ("tools.png", "editor.png", "editor-errors.png", "published.png", "project.png", "playground.png",
@@ -55,8 +57,9 @@ def seed(service, backend) -> None:
 
 
 @pytest.fixture(scope="module")
-def story(service, backend):
+def story(module_service, module_backend):
     """Run the whole story once; every test below reads its part of the report."""
+    service, backend = module_service, module_backend
     if MISSING:
         pytest.fail(f"{MISSING}: run tests/dashboard/ensure_browser.sh")
     seed(service, backend)

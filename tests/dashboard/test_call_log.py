@@ -12,8 +12,10 @@ from service.dashboard import call_log
 from service.dashboard.web import when
 from service.limits import RESPONSE_CAP_CHARS
 
-from .. import live
+from .. import helpers
 from .client import Person
+
+pytestmark = pytest.mark.service(per_module=True)  # each test names its own tools
 
 #: Travels in a call's arguments to the echo endpoint and back in its body: it must never reach the log.
 BODY_MARKER = "body-marker-5f1c0e"
@@ -38,13 +40,14 @@ def utc_input(timestamp: float) -> str:
 
 def converse(service, token: str, *calls):
     """Open a conversation on `logged` (its session-start tool runs), then one step of `calls`."""
-    conversation, turn, step = live.converse(service, token, *calls, project="logged")
+    conversation, turn, step = helpers.converse(service, token, *calls, project="logged")
     return conversation, turn, step.json()["results"]
 
 
 @pytest.fixture(scope="module")
-def logged(service, backend):
+def logged(module_service, module_backend):
     """Two conversations on the mock backend: alice's with a call of several kinds, an anonymous visitor's."""
+    service, backend = module_service, module_backend
     tools = [
         {"name": "log_start", "url": f"{backend}/tools/log_start/echo/users/{{subject}}", "scope": "per_user",
          "runs_at_session_start": True, "parameters": [{"name": "subject", "type": "string", "location": "path"}]},

@@ -10,6 +10,8 @@ from service.provisioning import create_organization_with_keys
 from ..registry.vectors import REFUSED
 from .client import Person
 
+pytestmark = pytest.mark.service(per_module=True)  # each test names its own tools
+
 VALID = {"description": "Orders.", "method": "GET", "url": "https://api.example.com/orders"}
 
 

@@ -8,9 +8,10 @@ from service.config import Config
 from service.dashboard import account
 from service.dashboard.web import CONTENT_SECURITY_POLICY
 from service.database import make_database
+from service.http import app_config
 from service.migrations import migrate
 
-from ..registry.conftest import make_org
+from ..helpers import make_org
 from .client import COOKIE, text_of
 
 
@@ -87,5 +88,5 @@ def test_a_crash_under_the_dashboard_is_the_500_page_and_under_the_api_json(app,
     assert response.status_code == 500 and response.content_type.startswith("text/html")
     assert "<h1>Something went wrong</h1>" in response.text and "a bug" not in response.text
     assert response.headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
-    api = client.get("/v1/projects", headers={"Authorization": f"Bearer {make_org(app, 'acme')['admin']}"})
+    api = client.get("/v1/projects", headers={"Authorization": f"Bearer {make_org(app_config(app), 'acme')['admin']}"})
     assert api.status_code == 500 and api.json["code"] == "internal-server-error"

@@ -1,32 +1,17 @@
 """With no TOOLGATE_SECRET_KEY there is nothing to derive the cookie keys from: the dashboard says so."""
-import contextlib
-
 import requests
 
 from service import create_app
 from service.config import Config
-from service.database import make_database
-from service.migrations import migrate
 from service.server import make_server
 from service.dashboard.web import NO_SECRET
 
-
-@contextlib.contextmanager
-def serving(app):
-    server = make_server(app, "127.0.0.1", 0)
-    server.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.stop(timeout=1)
+from ..helpers import migrated_sqlite, serving
 
 
 def test_without_a_secret_no_one_can_sign_in(tmp_path):
-    url = f"sqlite:///{tmp_path / 'plain.db'}"
-    database = make_database(url)
-    with database.connection_context():
-        migrate(database)
-    with serving(create_app(Config(database_url=url, secret_key="", flask={"TESTING": True}))) as base:
+    url = migrated_sqlite(tmp_path / "plain.db")
+    with serving(create_app(Config(database_url=url, secret_key="", flask={"TESTING": True})), make_server) as base:
         for method, path in (("GET", "/signin"), ("POST", "/signin"), ("GET", "/tools")):
             response = requests.request(method, base + path, timeout=10, allow_redirects=False)
             assert response.status_code == 503

@@ -7,14 +7,17 @@ import pytest
 
 from .client import Person
 
+pytestmark = pytest.mark.service(per_module=True)  # each test names its own tools
+
 DELAY_SECONDS = 1
 #: Two one-second calls in one step run together: about one second, well under two.
 PARALLEL_BOUND_SECONDS = 1.8
 
 
 @pytest.fixture(scope="module")
-def project(service, backend):
+def project(module_service, module_backend):
     """A published project pinning every kind of tool the tests call, all on the mock backend."""
+    service, backend = module_service, module_backend
     echo = f"{backend}/tools/{{}}/echo"
     subject = [{"name": "subject", "type": "string", "location": "path"}]
     tools = [

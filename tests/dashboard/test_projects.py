@@ -1,7 +1,11 @@
 """Projects over HTTP: create, pin (a draft too), refuse bad pins next to their tool, publish the drafts first."""
 import re
 
+import pytest
+
 from .test_editor import VALID, register
+
+pytestmark = pytest.mark.service(per_module=True)  # each test names its own tools
 
 
 def pinned(page) -> dict[str, str]:

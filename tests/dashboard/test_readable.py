@@ -104,19 +104,20 @@ def test_a_version_reference_is_a_number_or_draft(text, ref):
     assert version_ref(text) == ref
 
 
-def tool(draft: bool, *numbers: int) -> dict:
+def history(draft: bool, *numbers: int) -> dict:
+    """A tool's page data: a draft or not, and these published versions."""
     return {"draft": {"revision": 1} if draft else None, "versions": [{"version": n} for n in numbers]}
 
 
 def test_the_compare_form_offers_the_draft_then_the_newest_versions():
-    assert compare_choices(tool(True, 1, 2)) == [("draft", "Draft"), ("2", "Version 2"), ("1", "Version 1")]
-    assert compare_choices(tool(False, 1)) == [("1", "Version 1")]
+    assert compare_choices(history(True, 1, 2)) == [("draft", "Draft"), ("2", "Version 2"), ("1", "Version 1")]
+    assert compare_choices(history(False, 1)) == [("1", "Version 1")]
 
 
 @pytest.mark.parametrize("shape, pair", [((True, 1, 2), (2, "draft")), ((False, 1, 2, 3), (2, 3)),
                                          ((True,), None), ((False, 1), None)])
 def test_the_compare_form_starts_on_the_latest_change(shape, pair):
-    assert default_pair(tool(*shape)) == pair
+    assert default_pair(history(*shape)) == pair
 
 
 def test_the_version_a_logged_call_called():

@@ -15,8 +15,10 @@ from service.database import db
 from service.models import ApiKey, now
 from service.registry import create_api_key, get_organization
 
-from ..live import SECRET
+from ..helpers import SECRET
 from .client import Person
+
+pytestmark = pytest.mark.service(per_module=True)  # each test names its own tools
 
 
 def cookie_payload(cookie: str) -> bytes:

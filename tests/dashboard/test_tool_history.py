@@ -9,6 +9,8 @@ from service.dashboard import history
 from .client import Person
 from .test_editor import register
 
+pytestmark = pytest.mark.service(per_module=True)  # each test names its own tools
+
 V1 = {
     "name": "hist_orders", "description": "Orders by id.", "method": "GET",
     "url": "https://api.example.com/orders/{order_id}",
@@ -53,9 +55,10 @@ def history_rows(page) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def orders(service, agent_module):
+def orders(module_service, agent_module):
     """hist_orders: registered and published by an admin key, then a draft started and saved by an agent key;
     project hist_shop v1 pins version 1, and hist_shop's draft pins it too."""
+    service = module_service
     assert service.api("POST", "/v1/tools", json=V1).status_code == 201
     assert service.api("POST", "/v1/tools/hist_orders/publish").status_code == 201
     assert agent_module.post("/tools/hist_orders/draft/new").status == 200
@@ -72,9 +75,9 @@ def orders(service, agent_module):
 
 
 @pytest.fixture(scope="module")
-def agent_module(service):
-    person = Person(service.url)
-    assert person.sign_in(service.agent_key).status == 200
+def agent_module(module_service):
+    person = Person(module_service.url)
+    assert person.sign_in(module_service.agent_key).status == 200
     return person
 
 

@@ -8,7 +8,7 @@ import pytest
 from service.registry.rules import RULES
 
 from ..conftest import ENGINES, POSTGRES_URL, fresh_postgres_schema
-from ..live import live_service
+from ..helpers import live_service
 from .client import Person
 
 PAST_BIGINT = "9223372036854775808"

@@ -6,6 +6,8 @@ import pytest
 
 from .test_playground import offered
 
+pytestmark = pytest.mark.service(per_module=True)  # each test names its own tools
+
 ENTITLEMENT = "orders:admin"
 
 
@@ -22,9 +24,10 @@ def shown(page) -> dict[str, dict]:
 
 
 @pytest.fixture(scope="module")
-def why_project(service, backend):
+def why_project(module_service, module_backend):
     """why_shop v1 pins a plain tool, an entitled one and a session-start one; why_stock is pinned nowhere; the
     project's draft pins why_beta's draft, which is then published on its own."""
+    service, backend = module_service, module_backend
     echo = f"{backend}/tools/{{}}/echo"
     tools = [
         {"name": "why_plain", "url": echo.format("why_plain")},

@@ -7,6 +7,7 @@ import pytest
 
 from service.dispatch import AddressGuard
 
+from ..helpers import free_port
 from .certificates import TestAuthority, make_authority
 from .endpoint import Endpoint, gzip_bomb
 
@@ -54,8 +55,4 @@ def tls_endpoint(authority):
 @pytest.fixture
 def closed_port() -> int:
     """A port on 127.0.0.1 that nothing listens on (bound, then closed)."""
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    return free_port()

@@ -48,8 +48,9 @@ def gzip_bytes(chunks: Iterable[bytes]) -> bytes:
     return b"".join(out)
 
 
-def gzip_bomb(decoded_mib: int = 128) -> bytes:
-    """A small gzip payload that decompresses to `decoded_mib` MiB of zeros."""
+def gzip_bomb(decoded_mib: int = 32) -> bytes:
+    """A small gzip payload that decompresses to `decoded_mib` MiB of zeros (32: two thousand times the cap, and
+    eight times the memory growth the tests allow, yet made in a fraction of the 128 MiB one's seconds)."""
     zeros = bytes(1 << 20)
     return gzip_bytes([zeros] * decoded_mib)
 
@@ -197,11 +198,11 @@ def _bomb(ep, sock, request):
     return True
 
 
-def _drip(ep, sock, request):
+def _drip(ep, sock, request, interval="1"):
     _head(sock, 200, [("Content-Type", "text/plain"), ("Content-Length", "100")])
     for _ in range(100):
         sock.sendall(b"x")
-        gevent.sleep(1)
+        gevent.sleep(float(interval))
     return True
 
 

@@ -1,14 +1,11 @@
-"""Apps on a fresh database of each engine, an API client per key, and the documents written for these tests."""
+"""The documents written for these tests, and an importer over the API (the apps and keys are the root fixtures)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
 
-from service import create_app
-from service.config import Config
-
-from ..registry.conftest import Api, make_org
+from ..helpers import Api
 
 DOCUMENTS = Path(__file__).parent / "documents"
 
@@ -16,21 +13,6 @@ DOCUMENTS = Path(__file__).parent / "documents"
 def document(name: str) -> str:
     """The text of a document in tests/importing/documents."""
     return (DOCUMENTS / name).read_text()
-
-
-@pytest.fixture
-def app(database_url):
-    return create_app(Config(database_url=database_url, secret_key="test-secret", flask={"TESTING": True}))
-
-
-@pytest.fixture
-def keys(app):
-    return make_org(app, "acme")
-
-
-@pytest.fixture
-def api(app, keys):
-    return Api(app.test_client(), keys["admin"])
 
 
 class Importer:

@@ -2,9 +2,10 @@
 import pytest
 
 from service.database import db
+from service.http import app_config
 from service.records import audit
 
-from ..registry.conftest import Api, make_org
+from ..helpers import Api, make_org
 from .conftest import document, rules, written
 
 PETSTORE = document("petstore.yaml")
@@ -108,7 +109,7 @@ def test_an_agent_may_import_drafts_and_a_backend_key_may_not(importer, api, key
 
 
 def test_another_organizations_tools_are_not_taken_names(app, importer, api):
-    other = Api(app.test_client(), make_org(app, "globex")["admin"])
+    other = Api(app.test_client(), make_org(app_config(app), "globex")["admin"])
     assert other("POST", "/v1/tools/import", json={"document": PETSTORE, "apply": True}).status_code == 200
     ops = importer.apply(PETSTORE)
     assert ops["GET /pets"]["status"] == "created"

@@ -5,7 +5,7 @@ import pytest
 import requests
 
 from ..dashboard.client import COOKIE, Page, Person
-from ..live import live_service
+from ..helpers import live_service
 from .conftest import document
 from .test_fetch import serving
 

@@ -5,8 +5,7 @@ import json
 import pytest
 import requests
 
-from ..conversations.conftest import Conversation
-from ..live import live_service, mock_backend
+from ..helpers import Conversation, live_service, mock_backend
 from .conftest import document
 from .petstore_server import pet_store
 

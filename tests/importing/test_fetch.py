@@ -11,9 +11,10 @@ from service import create_app
 from service.config import Config
 from service.dispatch import AddressGuard
 from service.errors import ServiceError
+from service.http import app_config
 from service.importing import fetch_document
 
-from ..registry.conftest import Api, make_org
+from ..helpers import Api, make_org
 from .conftest import document
 
 COMMERCE = json.loads(document("commerce.json"))
@@ -117,7 +118,7 @@ def test_a_port_where_nobody_listens_is_unfetchable():
 def test_the_api_imports_from_an_address_and_resolves_relative_servers_against_it(database_url, site):
     app = create_app(Config(database_url=database_url, secret_key="s", allowed_networks=("127.0.0.0/8",),
                             flask={"TESTING": True}))
-    api = Api(app.test_client(), make_org(app, "acme")["admin"])
+    api = Api(app.test_client(), make_org(app_config(app), "acme")["admin"])
     response = api("POST", "/v1/tools/import", json={"url": f"{site}/openapi.json", "subject_parameter": "userId",
                                                      "apply": True})
     assert response.status_code == 200, response.get_json()

@@ -5,8 +5,9 @@ import pytest
 
 from service import create_app
 from service.config import Config
+from service.http import app_config
 
-from ..registry.conftest import Api, make_org
+from ..helpers import Api, make_org
 from .test_document import billion_laughs
 from .test_fetch import serving
 from .conftest import written
@@ -75,7 +76,7 @@ def test_fifty_megabytes_are_refused_by_the_body_cap_before_they_are_read(api):
 def test_fifty_megabytes_under_a_raised_body_cap_are_refused_by_the_document_cap(database_url):
     app = create_app(Config(database_url=database_url, secret_key="s", max_request_bytes=64 * 1024 * 1024,
                             flask={"TESTING": True}))
-    api = Api(app.test_client(), make_org(app, "acme")["admin"])
+    api = Api(app.test_client(), make_org(app_config(app), "acme")["admin"])
     response = api("POST", "/v1/tools/import", json={"document": "a" * 50_000_000, "apply": True})
     assert response.status_code == 422
     assert response.get_json()["code"] == "document-too-large"

@@ -1,7 +1,7 @@
 """Over MCP an agent previews and imports an OpenAPI document into drafts, with the REST API's answers."""
 import pytest
 
-from ..live import live_service
+from ..helpers import live_service
 from ..mcp.conftest import RawMcp
 from .conftest import document
 

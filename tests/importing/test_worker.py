@@ -4,7 +4,7 @@ import yaml
 
 from service.importing import plan
 
-from ..live import live_service
+from ..helpers import live_service
 
 #: Stays under the 1 MiB body limit; its anchor sends it through the node check as well.
 OPERATIONS = 700

@@ -10,10 +10,8 @@ from service import registry
 from service.database import db
 from service.errors import ServiceError
 
-from ..conftest import POSTGRES_URL, fresh_postgres_schema
-from ..conversations.conftest import Conversation, publish_project, tool
 from ..dashboard.client import Person
-from ..live import live_service, mock_backend
+from ..helpers import POSTGRES_URL, Conversation, fresh_postgres_schema, live_service, mock_backend, publish_project, tool
 from .proxy import TcpProxy
 
 pytestmark = pytest.mark.skipif(not POSTGRES_URL, reason="TOOLGATE_TEST_POSTGRES_URL is not set")

@@ -4,15 +4,11 @@ import socket
 import pytest
 import requests
 
-from ..live import live_service
+from ..helpers import live_service
 
 BOUND = 4_096
 
-
-@pytest.fixture
-def service(tmp_path):
-    with live_service(tmp_path, max_request_bytes=BOUND) as running:
-        yield running
+pytestmark = pytest.mark.service(max_request_bytes=BOUND)
 
 
 def test_a_body_past_the_bound_is_413_in_the_one_shape(service):

@@ -7,8 +7,7 @@ import requests
 
 from service.provisioning import create_organization_with_keys
 
-from ..conversations.conftest import Conversation, publish_project, tool
-from ..live import live_service, mock_backend
+from ..helpers import Conversation, live_service, mock_backend, publish_project, tool
 
 WAITING_STEPS = 100
 POOL = 4

@@ -9,20 +9,8 @@ import requests
 
 from service.mcp.protocol import LATEST_VERSION
 
-from ..live import live_service
 
 ACCEPT = "application/json, text/event-stream"
-
-
-@pytest.fixture
-def service(tmp_path):
-    with live_service(tmp_path) as running:
-        yield running
-
-
-def key_id(key: str) -> str:
-    """The public half of an API key (`tgk_<key id>_<secret>`), as records name it."""
-    return key.split("_")[1]
 
 
 class RawMcp:

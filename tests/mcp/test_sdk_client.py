@@ -13,8 +13,9 @@ from pathlib import Path
 import gevent
 import pytest
 
-from ..live import live_service
-from .conftest import key_id
+from ..helpers import key_id
+
+pytestmark = pytest.mark.service(per_module=True)  # the scenario runs once, and each test reads it
 
 SCENARIO = Path(__file__).with_name("sdk_scenario.py")
 AGENT_TOOLS = {"list_tools", "get_tool", "validate_definition", "register_tool", "save_draft", "start_draft",
@@ -29,14 +30,9 @@ def run_scenario(url: str, key: str, prefix: str, project: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory):
-    with live_service(tmp_path_factory.mktemp("mcp-sdk")) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def runs(service):
+def runs(module_service):
     """The scenario's output per role; each role works in a project of its own."""
+    service = module_service
     keys = {"agent": service.agent_key, "admin": service.admin_key}
     for role in keys:
         assert service.api("POST", "/v1/projects", json={"name": f"{role}_shop"}).status_code == 201

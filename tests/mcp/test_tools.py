@@ -10,8 +10,8 @@ import pytest
 from service.mcp import tools as agent_tools
 from service.mcp.schemas import check_arguments
 
-from ..live import live_service
-from .conftest import RawMcp, error_of, key_id
+from ..helpers import key_id, live_service
+from .conftest import RawMcp, error_of
 
 
 def definition(name, **changes):

@@ -10,7 +10,7 @@ from service.mcp.schemas import READ_TOOL, check_arguments
 from service.registry.rules import RULES
 
 from ..conftest import ENGINES, POSTGRES_URL, fresh_postgres_schema
-from ..live import live_service
+from ..helpers import live_service
 from .conftest import RawMcp
 
 

@@ -22,6 +22,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from gevent.pywsgi import WSGIServer
 
 from mock_backend import create_app
+from mock_backend.limits import ASSERTION_LIFETIME_SECONDS
 from mock_backend.server import make_server
 
 
@@ -57,7 +58,7 @@ def generate_key(alg: str, kid: str) -> SigningKey:
 
 
 @pytest.fixture(scope="session")
-def keys() -> dict[str, SigningKey]:
+def org_keys() -> dict[str, SigningKey]:
     """The organization's keys, one per pinned algorithm."""
     return {alg: generate_key(alg, f"{alg.lower()}-1") for alg in ("ES256", "EdDSA", "RS256")}
 
@@ -131,7 +132,7 @@ class Harness:
     def claims(self, tool: str = "get_orders", **overrides: Any) -> dict[str, Any]:
         now = int(time.time())
         claims = {"iss": self.issuer, "aud": tool, "sub": "alice", "anon": False,
-                  "turn": secrets.token_hex(16), "iat": now, "exp": now + 30, "jti": str(uuid.uuid4())}
+                  "turn": secrets.token_hex(16), "iat": now, "exp": now + ASSERTION_LIFETIME_SECONDS, "jti": str(uuid.uuid4())}
         claims.update(overrides)
         return claims
 
@@ -168,12 +169,12 @@ class Harness:
 
 
 @pytest.fixture
-def harness(key_server, keys, attacker_key) -> Harness:
-    return Harness(key_server, keys, attacker_key)
+def harness(key_server, org_keys, attacker_key) -> Harness:
+    return Harness(key_server, org_keys, attacker_key)
 
 
 @pytest.fixture
-def client(harness):
+def mock_client(harness):
     """A Flask test client of a strict mock (where HTTP itself is not the point)."""
     return harness.app().test_client()
 

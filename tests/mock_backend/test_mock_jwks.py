@@ -41,8 +41,8 @@ def clock():
     return Clock()
 
 
-def test_unknown_kid_refetches_once_then_rejects(keys, clock):
-    es = keys["ES256"]
+def test_unknown_kid_refetches_once_then_rejects(org_keys, clock):
+    es = org_keys["ES256"]
     fetcher = CountingFetcher({"keys": [es.jwk()]})
     cache = IssuerKeys("https://iss.example", fetcher, lifetime=300, cooldown=10, clock=clock)
     assert cache.get(es.kid).alg == "ES256"
@@ -55,8 +55,8 @@ def test_unknown_kid_refetches_once_then_rejects(keys, clock):
     assert len(fetcher.urls) == 3
 
 
-def test_rotated_key_is_found_by_the_refetch(keys, clock):
-    es, ed = keys["ES256"], keys["EdDSA"]
+def test_rotated_key_is_found_by_the_refetch(org_keys, clock):
+    es, ed = org_keys["ES256"], org_keys["EdDSA"]
     fetcher = CountingFetcher({"keys": [es.jwk()]})
     cache = IssuerKeys("https://iss.example", fetcher, clock=clock)
     cache.get(es.kid)
@@ -65,8 +65,8 @@ def test_rotated_key_is_found_by_the_refetch(keys, clock):
     assert cache.get(ed.kid).alg == "EdDSA"
 
 
-def test_cached_keys_are_reused_within_the_lifetime(keys, clock):
-    es = keys["ES256"]
+def test_cached_keys_are_reused_within_the_lifetime(org_keys, clock):
+    es = org_keys["ES256"]
     fetcher = CountingFetcher({"keys": [es.jwk()]})
     cache = IssuerKeys("https://iss.example", fetcher, lifetime=300, clock=clock)
     for _ in range(5):
@@ -78,8 +78,8 @@ def test_cached_keys_are_reused_within_the_lifetime(keys, clock):
     assert len(fetcher.urls) == 2
 
 
-def test_stale_keys_keep_verifying_when_the_key_server_fails(keys, clock):
-    es = keys["ES256"]
+def test_stale_keys_keep_verifying_when_the_key_server_fails(org_keys, clock):
+    es = org_keys["ES256"]
     fetcher = CountingFetcher({"keys": [es.jwk()]})
     cache = IssuerKeys("https://iss.example", fetcher, lifetime=300, cooldown=10, clock=clock)
     cache.get(es.kid)
@@ -90,8 +90,8 @@ def test_stale_keys_keep_verifying_when_the_key_server_fails(keys, clock):
     assert len(fetcher.urls) == 2  # the failed attempt also starts a cooldown
 
 
-def test_unusable_keys_are_skipped(keys):
-    es, rs = keys["ES256"], keys["RS256"]
+def test_unusable_keys_are_skipped(org_keys):
+    es, rs = org_keys["ES256"], org_keys["RS256"]
     document = {"keys": [
         es.jwk(),
         {**rs.jwk(), "kid": "no-alg", "alg": None},
@@ -138,9 +138,9 @@ def test_verifying_continues_when_the_key_server_goes_down(harness, live, http):
     assert harness.key_server.hits == 1
 
 
-def test_oversized_jwks_leaves_no_keys(harness, key_server, client):
+def test_oversized_jwks_leaves_no_keys(harness, key_server, mock_client):
     key_server.publish_raw(harness.issuer, b'{"keys": [' + b" " * MAX_JWKS_BYTES + b"]}")
-    response = client.get("/users/alice/orders", headers=harness.bearer())
+    response = mock_client.get("/users/alice/orders", headers=harness.bearer())
     assert response.get_json() == {"error": "invalid_token", "reason": "unknown-key"}
 
 

@@ -1,6 +1,6 @@
 """The reference verifier: one test per rejection reason, and the tokens it must accept.
 
-The mock runs in-process through Flask's test client (HTTP to the mock is not the point here);
+The mock runs in-process through Flask's test mock_client (HTTP to the mock is not the point here);
 its key sets still come over real HTTP from the test's JWKS server on 127.0.0.1.
 """
 from __future__ import annotations
@@ -11,7 +11,8 @@ import jwt
 import pytest
 
 from mock_backend import create_app
-from mock_backend.verify import LEEWAY_SECONDS, REASONS, REQUIRED_CLAIMS, Rejected, reason_for
+from mock_backend.limits import CLOCK_SKEW_SECONDS
+from mock_backend.verify import REASONS, REQUIRED_CLAIMS, Rejected, reason_for
 
 from tests.mock_backend.conftest import generate_key
 
@@ -24,123 +25,123 @@ def rejected_with(response, reason: str) -> bool:
 
 
 @pytest.mark.parametrize("alg", ["ES256", "EdDSA", "RS256"])
-def test_valid_assertion_is_accepted_for_each_pinned_algorithm(client, harness, alg):
-    response = client.get("/users/alice/orders", headers=harness.bearer(alg=alg))
+def test_valid_assertion_is_accepted_for_each_pinned_algorithm(mock_client, harness, alg):
+    response = mock_client.get("/users/alice/orders", headers=harness.bearer(alg=alg))
     assert response.status_code == 200
     assert [order["id"] for order in response.get_json()["orders"]] == ["o-1001", "o-1002"]
 
 
-def test_expiry_within_the_leeway_is_accepted(client, harness):
+def test_expiry_within_the_leeway_is_accepted(mock_client, harness):
     now = int(time.time())
-    response = client.get("/users/alice/orders", headers=harness.bearer(iat=now - 32, exp=now - 2))
+    response = mock_client.get("/users/alice/orders", headers=harness.bearer(iat=now - 32, exp=now - 2))
     assert response.status_code == 200
 
 
-def test_missing_token_is_rejected(client):
-    assert rejected_with(client.get("/users/alice/orders"), "missing-token")
+def test_missing_token_is_rejected(mock_client):
+    assert rejected_with(mock_client.get("/users/alice/orders"), "missing-token")
 
 
-def test_other_authorization_schemes_count_as_missing_token(client):
-    response = client.get("/users/alice/orders", headers={"Authorization": "Basic YWxpY2U6eA=="})
+def test_other_authorization_schemes_count_as_missing_token(mock_client):
+    response = mock_client.get("/users/alice/orders", headers={"Authorization": "Basic YWxpY2U6eA=="})
     assert rejected_with(response, "missing-token")
 
 
 @pytest.mark.parametrize("token", ["abc", "a.b.c", "eyJhbGciOiJFUzI1NiJ9.bm90IGpzb24.c2ln", "x y"])
-def test_malformed_token_is_rejected(client, token):
-    response = client.get("/users/alice/orders", headers={"Authorization": f"Bearer {token}"})
+def test_malformed_token_is_rejected(mock_client, token):
+    response = mock_client.get("/users/alice/orders", headers={"Authorization": f"Bearer {token}"})
     assert rejected_with(response, "malformed")
 
 
-def test_bad_signature_is_rejected(client, harness, attacker_key):
+def test_bad_signature_is_rejected(mock_client, harness, attacker_key):
     # Signed by another key under the organization's kid.
     forged = jwt.encode(harness.claims(), attacker_key.private, algorithm="ES256",
                         headers={"kid": harness.keys["ES256"].kid})
-    assert rejected_with(client.get("/users/alice/orders", headers=harness.auth(forged)), "bad-signature")
+    assert rejected_with(mock_client.get("/users/alice/orders", headers=harness.auth(forged)), "bad-signature")
 
 
-def test_tampered_payload_is_rejected(client, harness):
+def test_tampered_payload_is_rejected(mock_client, harness):
     token = harness.tampered(harness.token(sub="bob"), sub="alice")
-    assert rejected_with(client.get("/users/alice/orders", headers=harness.auth(token)), "bad-signature")
+    assert rejected_with(mock_client.get("/users/alice/orders", headers=harness.auth(token)), "bad-signature")
 
 
-def test_unknown_kid_is_rejected_after_one_fetch(client, harness, attacker_key):
+def test_unknown_kid_is_rejected_after_one_fetch(mock_client, harness, attacker_key):
     token = jwt.encode(harness.claims(), attacker_key.private, algorithm="ES256", headers={"kid": "rotated-9"})
     for _ in range(3):
-        assert rejected_with(client.get("/users/alice/orders", headers=harness.auth(token)), "unknown-key")
+        assert rejected_with(mock_client.get("/users/alice/orders", headers=harness.auth(token)), "unknown-key")
     # One fetch for the cold cache; the cooldown stops the unknown kid from refetching each time.
     assert harness.key_server.hits == 1
 
 
 @pytest.mark.parametrize("kid", ["../../../etc/passwd", "x' OR '1'='1", "a/b", "", "k" * 200])
-def test_path_or_sql_kid_is_rejected_without_fetching(client, harness, kid):
-    response = client.get("/users/alice/orders", headers=harness.bearer(headers={"kid": kid}))
+def test_path_or_sql_kid_is_rejected_without_fetching(mock_client, harness, kid):
+    response = mock_client.get("/users/alice/orders", headers=harness.bearer(headers={"kid": kid}))
     assert rejected_with(response, "unknown-key")
     assert harness.key_server.hits == 0
 
 
 @pytest.mark.parametrize("alg", ["none", "None", "NONE", "nOnE"])
-def test_alg_none_is_rejected(client, harness, alg):
+def test_alg_none_is_rejected(mock_client, harness, alg):
     token = harness.forged(alg=alg)
-    assert rejected_with(client.get("/users/alice/orders", headers=harness.auth(token)), "bad-algorithm")
+    assert rejected_with(mock_client.get("/users/alice/orders", headers=harness.auth(token)), "bad-algorithm")
     assert harness.key_server.hits == 0
 
 
-def test_hs256_with_public_key_is_rejected(client, harness):
+def test_hs256_with_public_key_is_rejected(mock_client, harness):
     token = harness.forged(alg="HS256", secret=harness.keys["ES256"].public_pem())
-    assert rejected_with(client.get("/users/alice/orders", headers=harness.auth(token)), "bad-algorithm")
+    assert rejected_with(mock_client.get("/users/alice/orders", headers=harness.auth(token)), "bad-algorithm")
 
 
-def test_header_alg_must_equal_the_keys_alg(client, harness):
+def test_header_alg_must_equal_the_keys_alg(mock_client, harness):
     # A genuine RS256 signature, but presented under the ES256 key's kid: the JWK decides.
     token = harness.token(alg="RS256", headers={"kid": harness.keys["ES256"].kid})
-    assert rejected_with(client.get("/users/alice/orders", headers=harness.auth(token)), "bad-algorithm")
+    assert rejected_with(mock_client.get("/users/alice/orders", headers=harness.auth(token)), "bad-algorithm")
 
 
 @pytest.mark.parametrize("member", ["jwk", "jku", "x5u", "x5c"])
-def test_embedded_key_headers_are_rejected_without_fetching(client, harness, member):
+def test_embedded_key_headers_are_rejected_without_fetching(mock_client, harness, member):
     value = {"jwk": harness.keys["ES256"].jwk(), "x5c": ["MIIB"]}.get(
         member, f"{harness.evil_issuer}/.well-known/jwks.json")
-    response = client.get("/users/alice/orders", headers=harness.bearer(headers={member: value}))
+    response = mock_client.get("/users/alice/orders", headers=harness.bearer(headers={member: value}))
     assert rejected_with(response, "forbidden-header")
     assert harness.key_server.hits == 0
 
 
-def test_wrong_issuer_is_rejected(client, harness, attacker_key):
+def test_wrong_issuer_is_rejected(mock_client, harness, attacker_key):
     # Correctly signed by the key that `evil` really publishes: trust still comes from configuration.
     token = harness.token(key=attacker_key, iss=harness.evil_issuer)
-    assert rejected_with(client.get("/users/alice/orders", headers=harness.auth(token)), "wrong-issuer")
+    assert rejected_with(mock_client.get("/users/alice/orders", headers=harness.auth(token)), "wrong-issuer")
     assert harness.key_server.hits == 0
 
 
-def test_wrong_audience_is_rejected(client, harness):
-    response = client.get("/users/alice/orders", headers=harness.bearer("get_profile"))
+def test_wrong_audience_is_rejected(mock_client, harness):
+    response = mock_client.get("/users/alice/orders", headers=harness.bearer("get_profile"))
     assert rejected_with(response, "wrong-audience")
 
 
-def test_audience_list_containing_the_tool_is_rejected(client, harness):
-    response = client.get("/users/alice/orders", headers=harness.bearer(aud=["get_orders", "get_profile"]))
+def test_audience_list_containing_the_tool_is_rejected(mock_client, harness):
+    response = mock_client.get("/users/alice/orders", headers=harness.bearer(aud=["get_orders", "get_profile"]))
     assert rejected_with(response, "wrong-audience")
 
 
-def test_session_token_is_not_a_call_assertion(client, harness):
+def test_session_token_is_not_a_call_assertion(mock_client, harness):
     # A session token's audience is the issuer itself, never a tool.
-    response = client.get("/users/alice/orders", headers=harness.bearer(aud=harness.issuer))
+    response = mock_client.get("/users/alice/orders", headers=harness.bearer(aud=harness.issuer))
     assert rejected_with(response, "wrong-audience")
 
 
 @pytest.mark.parametrize("typ", ["toolgate-session+jwt", "at+jwt", None])
-def test_a_token_typed_other_than_an_assertion_is_rejected(client, harness, typ):
+def test_a_token_typed_other_than_an_assertion_is_rejected(mock_client, harness, typ):
     # A session token carries its own typ: even minted with the tool's audience it is no assertion.
-    response = client.get("/users/alice/orders", headers=harness.bearer(headers={"typ": typ}))  # None: no typ
+    response = mock_client.get("/users/alice/orders", headers=harness.bearer(headers={"typ": typ}))  # None: no typ
     assert rejected_with(response, "wrong-type")
     assert harness.key_server.hits == 0
 
 
-def test_an_assertion_expired_past_the_leeway_is_rejected(client, harness):
+def test_an_assertion_expired_past_the_leeway_is_rejected(mock_client, harness):
     # A few seconds past the leeway, not a minute: a backend with 59 s of leeway would take it.
     now = int(time.time())
-    late = LEEWAY_SECONDS + 7
-    response = client.get("/users/alice/orders", headers=harness.bearer(iat=now - 30 - late, exp=now - late))
+    late = CLOCK_SKEW_SECONDS + 7
+    response = mock_client.get("/users/alice/orders", headers=harness.bearer(iat=now - 30 - late, exp=now - late))
     assert rejected_with(response, "expired")
 
 
@@ -155,39 +156,39 @@ def test_a_next_key_is_picked_up_once_the_refetch_cooldown_has_passed(harness):
     assert harness.key_server.hits == 2
 
 
-def test_expired_assertion_is_rejected(client, harness):
+def test_expired_assertion_is_rejected(mock_client, harness):
     now = int(time.time())
-    response = client.get("/users/alice/orders", headers=harness.bearer(iat=now - 60, exp=now - 30))
+    response = mock_client.get("/users/alice/orders", headers=harness.bearer(iat=now - 60, exp=now - 30))
     assert rejected_with(response, "expired")
 
 
-def test_assertion_issued_in_the_future_is_rejected(client, harness):
+def test_assertion_issued_in_the_future_is_rejected(mock_client, harness):
     now = int(time.time())
-    response = client.get("/users/alice/orders", headers=harness.bearer(iat=now + 60, exp=now + 90))
+    response = mock_client.get("/users/alice/orders", headers=harness.bearer(iat=now + 60, exp=now + 90))
     assert rejected_with(response, "not-yet-valid")
 
 
 @pytest.mark.parametrize("claim", REQUIRED_CLAIMS)
-def test_missing_claim_is_rejected(client, harness, claim):
-    response = client.get("/users/alice/orders", headers=harness.bearer(drop=(claim,)))
+def test_missing_claim_is_rejected(mock_client, harness, claim):
+    response = mock_client.get("/users/alice/orders", headers=harness.bearer(drop=(claim,)))
     assert rejected_with(response, "missing-claim")
 
 
-def test_lifetime_too_long_is_rejected(client, harness):
+def test_lifetime_too_long_is_rejected(mock_client, harness):
     now = int(time.time())
-    response = client.get("/users/alice/orders", headers=harness.bearer(iat=now, exp=now + 3600))
+    response = mock_client.get("/users/alice/orders", headers=harness.bearer(iat=now, exp=now + 3600))
     assert rejected_with(response, "lifetime-too-long")
 
 
 @pytest.mark.parametrize("claims", [{"turn": 7}, {"anon": "false"}, {"sub": 42}, {"iat": "now"}])
-def test_claim_of_the_wrong_type_is_malformed(client, harness, claims):
-    response = client.get("/users/alice/orders", headers=harness.bearer(**claims))
+def test_claim_of_the_wrong_type_is_malformed(mock_client, harness, claims):
+    response = mock_client.get("/users/alice/orders", headers=harness.bearer(**claims))
     assert rejected_with(response, "malformed")
 
 
-def test_rejection_is_recorded_with_its_reason(client, harness):
-    client.get("/users/alice/orders", headers=harness.bearer("get_profile"))
-    (call,) = client.get("/_calls").get_json()["calls"]
+def test_rejection_is_recorded_with_its_reason(mock_client, harness):
+    mock_client.get("/users/alice/orders", headers=harness.bearer("get_profile"))
+    (call,) = mock_client.get("/_calls").get_json()["calls"]
     assert (call["tool"], call["status"], call["reason"]) == ("get_orders", 401, "wrong-audience")
 
 

@@ -7,13 +7,14 @@ deadline). Every Authorization header received is kept, so a test can look for t
 from __future__ import annotations
 
 import contextlib
-import socket
 from dataclasses import dataclass, field
 
 import gevent
 from gevent.pywsgi import WSGIServer
 
 from service.limits import CALL_DEADLINE_SECONDS, RESPONSE_CAP_CHARS
+
+from ..helpers import free_port
 
 MARKER = "SECRET-BODY-MARKER-7f3a9c"
 OK_BODY = f'{{"orders": [], "note": "{MARKER}"}}'
@@ -61,7 +62,4 @@ def endpoint():
 
 def closed_port_url() -> str:
     """A loopback URL nothing listens on: connecting is refused at once (a transport error)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    return f"http://127.0.0.1:{port}/gone"
+    return f"http://127.0.0.1:{free_port()}/gone"

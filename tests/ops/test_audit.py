@@ -8,14 +8,10 @@ from service.database import db
 from service.records import audit
 from service.records.tables import AuditRecord
 
-from .conftest import tool
+from ..helpers import key_id, tool
 
 ORDERS = tool("get_orders", "/users/{subject}/orders", scope="per_user",
               parameters=[{"name": "subject", "type": "string", "location": "path"}])
-
-
-def key_id(key):
-    return key.split("_")[1]
 
 
 def trail(api):

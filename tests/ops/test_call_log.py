@@ -7,9 +7,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from service.limits import CALL_DEADLINE_SECONDS
 
-from ..live import converse, live_service
+from ..helpers import SUBJECT_IN_PATH, captured_logs, converse, live_service, log_lines, publish_project, tool
 from .endpoint import MARKER, OK_BODY, PLAIN_BODY, closed_port_url, endpoint
-from .live import SUBJECT_IN_PATH, captured_logs, lines, publish, tool
 
 
 def claims(authorization):
@@ -23,7 +22,7 @@ DEADLINE = 1.0
 
 def test_a_call_of_each_kind_is_logged_with_its_fields_and_no_body_or_token_is_kept(tmp_path):
     with live_service(tmp_path, call_deadline_seconds=DEADLINE) as service, endpoint() as tenant, captured_logs() as logged:
-        publish(service, [
+        publish_project(service, [
             tool("start_profile", tenant.url + "/plain/{subject}", scope="per_user", runs_at_session_start=True,
                  parameters=[SUBJECT_IN_PATH]),
             tool("start_refused", tenant.url + "/refused", runs_at_session_start=True),
@@ -89,10 +88,10 @@ def test_a_call_of_each_kind_is_logged_with_its_fields_and_no_body_or_token_is_k
         assert secret.encode() not in stored, secret[:20]
         assert secret not in log_text, secret[:20]
 
-    call_lines = [line for line in lines(logged) if line["logger"] == "service.call"]
+    call_lines = [line for line in log_lines(logged) if line["logger"] == "service.call"]
     assert sorted(line["tool"] for line in call_lines) == sorted(expected)
     assert {line["turn"] for line in call_lines if not line["session_start"]} == {turn}
-    step_request = next(line for line in lines(logged) if line.get("route", "").endswith("/steps"))
+    step_request = next(line for line in log_lines(logged) if line.get("route", "").endswith("/steps"))
     assert step_request["turn"] == turn and step_request["status"] == 200
     assert step_request["request_id"] == step.headers["X-Request-Id"]
     assert all(line["request_id"] == step_request["request_id"] for line in call_lines if line["turn"] == turn)
@@ -111,7 +110,7 @@ def samples(text, name):
 def test_metrics_show_the_calls_just_made(tmp_path):
     org = "metrics-org"
     with live_service(tmp_path, org=org) as service, endpoint() as tenant:
-        publish(service, [tool("ok", tenant.url + "/ok"), tool("refused", tenant.url + "/refused"),
+        publish_project(service, [tool("ok", tenant.url + "/ok"), tool("refused", tenant.url + "/refused"),
                           tool("start", tenant.url + "/plain", runs_at_session_start=True)])
         converse(service, service.session_token("alice"), ("ok", {}), ("ok", {}), ("refused", {}), ("invented", {}))
         response = service.api("GET", "/metrics", headers={})

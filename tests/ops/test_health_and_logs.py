@@ -6,7 +6,7 @@ import pytest
 from service.database import db, make_database, open_database
 from service.ops.health import readiness
 
-from .live import captured_logs, lines
+from ..helpers import captured_logs, log_lines
 
 UNREACHABLE = "postgresql://postgres@127.0.0.1:1/none"  # nothing listens on port 1: refused at once
 
@@ -60,7 +60,7 @@ def test_every_request_is_one_json_line_with_its_id(api, client):
         ok = api("GET", "/v1/tools")
         refused = client.get("/v1/tools", headers={"Authorization": "Bearer tgk_secret_part"})
         unmatched = client.get("/v1/no/such/path?token=abc")
-    entries = [line for line in lines(logged) if line["logger"] == "service.request"]
+    entries = [line for line in log_lines(logged) if line["logger"] == "service.request"]
     assert [(e["request_id"], e["status"]) for e in entries] == [
         (ok.headers["X-Request-Id"], 200), (refused.headers["X-Request-Id"], 401),
         (unmatched.headers["X-Request-Id"], 404)]

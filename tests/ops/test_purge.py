@@ -11,9 +11,7 @@ from service.models import CallRecord
 from service.records.calls import SECONDS_PER_DAY, purge
 from service.registry import get_organization
 
-from ..live import live_service
-from ..live import converse
-from .live import publish, tool
+from ..helpers import converse, live_service, publish_project, tool
 
 ROOT = Path(__file__).parents[2]
 
@@ -60,7 +58,7 @@ def test_purging_while_the_service_serves_loses_no_new_call(tmp_path, database_u
     with live_service(tmp_path, database_url=database_url) as service:
         with db.connection_context():
             fill(get_organization(service.org).id, 3000, 40)
-        publish(service, [tool("recent", "http://127.0.0.1:9/x")])  # the address guard allows it: refused port
+        publish_project(service, [tool("recent", "http://127.0.0.1:9/x")])  # the address guard allows it: refused port
         token = service.session_token()
         purger = subprocess.Popen(
             [sys.executable, "-m", "service.entry", "calls", "purge", "--batch", "100", "--database", database_url],

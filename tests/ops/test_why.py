@@ -4,7 +4,7 @@ import pytest
 from service.database import db
 from service.models import ProjectDraft
 
-from .conftest import tool
+from ..helpers import tool
 
 ENTITLED = "orders:admin"
 TOOLS = [

@@ -76,7 +76,7 @@ def test_relabelling_accepts_the_tools_own_name_and_project(api):
     assert response.status_code == 200 and response.json["display_name"] == "Orders"
 
 
-def test_a_conversation_on_a_missing_draft_gets_the_rule_tables_one_sentence(api, keys, signing):
+def test_a_conversation_on_a_missing_draft_gets_the_rule_tables_one_sentence(api, keys):
     assert api("POST", "/v1/projects", {"name": "shop"}).status_code == 201
     assert api("POST", "/v1/projects/shop/publish").status_code == 201
     token = api("POST", "/v1/session-tokens", {"subject": "alice"}, key=keys["backend"]).json["token"]

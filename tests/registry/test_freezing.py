@@ -33,7 +33,7 @@ def offered_on_draft(api, keys, project):
     return [tool["name"] for tool in opened.json["tools"]]
 
 
-def test_publishing_project_a_moves_project_b_to_the_version_its_pinned_draft_became(api, keys, signing):
+def test_publishing_project_a_moves_project_b_to_the_version_its_pinned_draft_became(api, keys):
     projects_pinning_the_search_draft(api, "shop", "kiosk")
     assert offered_on_draft(api, keys, "kiosk") == ["search_products"]
     revision = api("GET", "/v1/projects/kiosk").json["draft"]["revision"]

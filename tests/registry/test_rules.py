@@ -1,14 +1,13 @@
 """The rules as plain functions: every vector, and the spec's sentences word for word."""
 import re
-from pathlib import Path
 
 import pytest
 
 from service.registry.rules import RULES, check_definition
 
+from ..helpers import spec_root
 from .vectors import ACCEPTED, REFUSED, as_set
 
-SPEC = Path(__file__).parents[3] / "shared" / "spec" / "defining-a-tool.txt"
 SPEC_WORDED_RULES = [
     "name-taken", "duplicate-parameter", "per-user-needs-subject", "subject-must-be-string",
     "session-start-only-subject", "body-needs-body-method", "path-needs-placeholder", "type-location-mismatch",
@@ -31,18 +30,19 @@ def test_nearest_valid_definition_is_accepted(vector):
         {"required": True, "description": "", **p} for p in vector["definition"]["parameters"]]
 
 
-@pytest.mark.skipif(not SPEC.exists(), reason="the shared spec is not beside this checkout")
+def _spec() -> str:
+    return (spec_root() / "spec" / "defining-a-tool.txt").read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize("rule", SPEC_WORDED_RULES)
 def test_message_is_the_spec_sentence_word_for_word(rule):
-    failure_modes = SPEC.read_text().split("Failure modes", 1)[1]
+    failure_modes = _spec().split("Failure modes", 1)[1]
     quoted = re.findall(r"^• “([^”]+)”", failure_modes, re.MULTILINE)
     assert RULES[rule] in quoted
 
 
 def test_every_spec_failure_mode_has_a_rule():
-    if not SPEC.exists():
-        pytest.skip("the shared spec is not beside this checkout")
-    failure_modes = SPEC.read_text().split("Failure modes", 1)[1].split("Versions and drafts", 1)[0]
+    failure_modes = _spec().split("Failure modes", 1)[1].split("Versions and drafts", 1)[0]
     quoted = re.findall(r"^• “([^”]+)”", failure_modes, re.MULTILINE)
     assert len(quoted) == 10
     assert set(quoted) == {RULES[r] for r in SPEC_WORDED_RULES}

@@ -6,34 +6,13 @@ import json
 
 import pytest
 
-from service.http import app_config
 from service.limits import MAX_ROW_ID, MAX_STORED_INTEGER, MAX_SUBJECT_CHARS
 from service.registry.rules import RULES
-
-from .conftest import Api
 
 PAST_INTEGER = MAX_STORED_INTEGER + 1  # 2,147,483,648: past PostgreSQL's INTEGER
 PAST_BIGINT = MAX_ROW_ID + 1  # 9,223,372,036,854,775,808: past SQLite's INTEGER (an OverflowError there)
 ORDERS = {"name": "get_orders", "description": "The customer's orders.", "method": "GET",
           "url": "https://api.example.com/orders"}
-
-
-@pytest.fixture
-def org(app):
-    """An organization with its signing keys (to mint session tokens), an admin and a backend key."""
-    from service.database import db
-    from service.registry import create_api_key, get_organization
-    from service.provisioning import create_organization_with_keys
-
-    with db.connection_context():
-        admin = create_organization_with_keys(app_config(app), "acme")
-        backend = create_api_key(get_organization("acme"), "backend")
-    return {"admin": admin, "backend": backend}
-
-
-@pytest.fixture
-def api(client, org):
-    return Api(client, org["admin"])
 
 
 @pytest.fixture
@@ -104,8 +83,8 @@ def test_a_pin_past_the_database_is_an_unknown_version_and_changes_nothing(shop)
     assert shop("GET", "/v1/projects/shop").json == before
 
 
-def test_a_conversation_on_a_project_version_past_the_database_is_not_found(shop, client, org):
-    token = session_token(client, org, "alice").json["token"]
+def test_a_conversation_on_a_project_version_past_the_database_is_not_found(shop, client, keys):
+    token = session_token(client, keys, "alice").json["token"]
     for number in [PAST_INTEGER, PAST_BIGINT]:
         response = client.post("/v1/conversations", json={"project": "shop", "version": number},
                                headers={"Authorization": f"Bearer {token}"})
@@ -212,28 +191,28 @@ def session_token(client, org, subject, **body):
                        headers={"Authorization": f"Bearer {org['backend']}"})
 
 
-def test_a_subject_that_cannot_stand_as_a_path_segment_is_refused_when_minted(client, org):
+def test_a_subject_that_cannot_stand_as_a_path_segment_is_refused_when_minted(client, keys):
     for subject in [".", "..", "", "alice\x00", "alice\n", "\talice", "\x85", "x" * (MAX_SUBJECT_CHARS + 1), None, 7]:
-        refused(session_token(client, org, subject), "subject", "subject-format")
+        refused(session_token(client, keys, subject), "subject", "subject-format")
     assert str(MAX_SUBJECT_CHARS) in RULES["subject-format"]
     response = client.post("/v1/session-tokens", data='{"subject": "\\ud800"}', content_type="application/json",
-                           headers={"Authorization": f"Bearer {org['backend']}"})
+                           headers={"Authorization": f"Bearer {keys['backend']}"})
     refused(response, "subject", "subject-format")
 
 
-def test_any_other_subject_is_minted(client, org):
+def test_any_other_subject_is_minted(client, keys):
     for subject in ["x" * MAX_SUBJECT_CHARS, "a/b", "...", "alïce", "a b", "%2e%2e"]:
-        assert session_token(client, org, subject).status_code == 201
+        assert session_token(client, keys, subject).status_code == 201
 
 
-def test_an_entitlement_with_a_control_character_is_refused_when_minted(client, org):
-    response = session_token(client, org, "alice", entitlements=["orders:read", "orders:write\x00"])
+def test_an_entitlement_with_a_control_character_is_refused_when_minted(client, keys):
+    response = session_token(client, keys, "alice", entitlements=["orders:read", "orders:write\x00"])
     assert response.status_code == 422 and [e["field"] for e in response.json["errors"]] == ["entitlements"]
 
 
-def test_a_step_calling_a_name_with_a_nul_is_refused_on_the_call(shop, client, org):
+def test_a_step_calling_a_name_with_a_nul_is_refused_on_the_call(shop, client, keys):
     """The call log could not record the name on PostgreSQL: the step was a 500."""
-    headers = {"Authorization": f"Bearer {session_token(client, org, 'alice').json['token']}"}
+    headers = {"Authorization": f"Bearer {session_token(client, keys, 'alice').json['token']}"}
     conversation = client.post("/v1/conversations", json={"project": "shop"}, headers=headers).json["id"]
     turn = client.post(f"/v1/conversations/{conversation}/turns", headers=headers).json["turn"]
     response = client.post(f"/v1/conversations/{conversation}/turns/{turn}/steps", headers=headers,
@@ -245,14 +224,14 @@ def test_a_step_calling_a_name_with_a_nul_is_refused_on_the_call(shop, client, o
 # Credentials: an API key id or a session token's kid is looked up, so it must be text too
 
 @pytest.mark.parametrize("key", ["tgk_a\x00b_secret", "tgk_\x01_secret", "tgk_a\udc80_secret"])
-def test_an_api_key_with_a_control_character_is_simply_not_a_key(client, org, key):
+def test_an_api_key_with_a_control_character_is_simply_not_a_key(client, keys, key):
     """A NUL in the key id reached PostgreSQL: a 500 on every route, the dashboard's sign-in too."""
     response = client.get("/v1/tools", environ_overrides={"HTTP_AUTHORIZATION": f"Bearer {key}"})
     assert response.status_code == 401 and response.json["code"] == "unauthorized"
 
 
 @pytest.mark.parametrize("kid", ['"a\\u0000b"', '"\\ud800"', '"\\u001b"'])
-def test_a_session_token_whose_kid_is_not_text_is_refused(client, org, kid):
+def test_a_session_token_whose_kid_is_not_text_is_refused(client, keys, kid):
     header = base64.urlsafe_b64encode(f'{{"alg":"ES256","kid":{kid},"typ":"toolgate-session+jwt"}}'.encode())
     token = f"{header.decode().rstrip('=')}.e30.c2ln"
     response = client.get("/v1/conversations/c1", headers={"Authorization": f"Bearer {token}"})

@@ -9,20 +9,16 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
-from urllib.parse import quote
 
 import gevent.pool
 import pytest
 import requests
 
-from ..conftest import POSTGRES_URL
-from ..live import mock_backend
+from ..helpers import POSTGRES_URL, free_port, fresh_postgres_schema, mock_backend
 
 pytestmark = pytest.mark.skipif(not POSTGRES_URL, reason="TOOLGATE_TEST_POSTGRES_URL is not set")
 
@@ -30,12 +26,6 @@ ROOT = Path(__file__).resolve().parents[2]
 SECRET = "two-instances-test-secret-for-sealing-keys"
 START_SECONDS = 30
 RACERS_PER_INSTANCE = 4
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _toolgate(*args: str, env: dict[str, str]) -> str:
@@ -60,25 +50,15 @@ def _wait_until_up(url: str, process: subprocess.Popen) -> None:
 
 @pytest.fixture(scope="module")
 def schema_url():
-    """A fresh PostgreSQL schema of this module's own, dropped afterwards."""
-    from service.database import make_database
-
-    schema = f"toolgate_scale_{secrets.token_hex(6)}"
-    admin = make_database(POSTGRES_URL, pooled=False)
-    with admin.connection_context():
-        admin.execute_sql(f"CREATE SCHEMA {schema}")
-    separator = "&" if "?" in POSTGRES_URL else "?"
-    try:
-        yield f"{POSTGRES_URL}{separator}options={quote(f'-csearch_path={schema}')}"
-    finally:
-        with admin.connection_context():
-            admin.execute_sql(f"DROP SCHEMA {schema} CASCADE")
+    """A fresh PostgreSQL schema of this module's own (`toolgate migrate` migrates it), dropped afterwards."""
+    with fresh_postgres_schema(POSTGRES_URL, migrated=False) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def instances(schema_url):
     """(A's URL, B's URL, admin key, backend key); both processes are stopped afterwards."""
-    ports = [_free_port(), _free_port()]
+    ports = [free_port(), free_port()]
     urls = [f"http://127.0.0.1:{port}" for port in ports]
     env = {**os.environ, "TOOLGATE_DATABASE_URL": schema_url, "TOOLGATE_SECRET_KEY": SECRET,
            "TOOLGATE_PUBLIC_URL": urls[0], "TOOLGATE_ALLOWED_NETWORKS": "127.0.0.0/8"}

@@ -1,5 +1,6 @@
 """A platform that runs turns: the service configured with a model adapter, a scripted model server for it,
-and the mock backend, all on 127.0.0.1 in this process, all stopped when the test ends.
+and the mock backend, all on 127.0.0.1 in this process. The services and models are kept for the next test with
+the same settings (tests.helpers.service_server), on a database of its own.
 
 Each provider gets its own service and its own scripted model; the services share one database and one
 organization, so a test may run a turn through both adapters at the same time.
@@ -17,14 +18,17 @@ import requests
 
 from mock_backend.model_server import create_model_app
 from mock_backend.server import make_server as make_model_server
-from service import create_app
-from service.config import Config
-from service.database import db, make_database
-from service.migrations import migrate
-from service.server import make_server
 
-from ..conversations.conftest import Conversation, publish_project, tool
-from ..live import SECRET, LiveService, mock_backend
+from ..helpers import (
+    Conversation,
+    LiveService,
+    make_org,
+    migrated_sqlite,
+    mock_backend,
+    publish_project,
+    service_server,
+    tool,
+)
 
 PROVIDERS = ("openai", "anthropic")
 
@@ -59,6 +63,29 @@ def scripted_model(script=(), key=None):
     finally:
         server.stop(timeout=1)
         worker.kill()
+
+
+#: Scripted models no test is using, kept for the next: a platform's services are kept by their settings, the
+#: model's URL among them (tests.helpers.service_server), so a model kept too lets the next test have them back.
+_idle_models: list[ScriptedModel] = []
+
+
+@contextlib.contextmanager
+def kept_scripted_model():
+    """A scripted model of the run's, as new: no script, nothing asked of it remembered."""
+    model = _idle_models.pop() if _idle_models else _start_kept_model()
+    model.script([])
+    assert requests.delete(f"{model.url}/_requests", timeout=5).status_code == 204
+    try:
+        yield model
+    finally:
+        _idle_models.append(model)
+
+
+def _start_kept_model() -> ScriptedModel:
+    server = make_model_server(create_model_app([]), "127.0.0.1", 0, log=None)
+    gevent.spawn(server.serve_forever)  # for the whole run, as the kept services are
+    return ScriptedModel(f"http://127.0.0.1:{server.server_port}")
 
 
 @dataclass
@@ -114,37 +141,19 @@ def turn_platform(tmp_path, providers=PROVIDERS, model_url: str | None = None, d
                   **settings):
     """Services for `providers` on one fresh database (SQLite unless a migrated `database_url` is given),
     each with its own scripted model (or `model_url`)."""
-    from service.registry import create_api_key, get_organization
-    from service.provisioning import create_organization_with_keys
-
-    url = database_url or f"sqlite:///{tmp_path / 'turns.db'}"
-    if database_url is None:
-        database = make_database(url)
-        with database.connection_context():
-            migrate(database)
+    url = database_url or migrated_sqlite(tmp_path / "turns.db")
     with contextlib.ExitStack() as stack:
-        models, services, servers = {}, {}, []
+        models, services = {}, {}
         for provider in providers:
-            models[provider] = stack.enter_context(scripted_model())
-            server = make_server(None, "127.0.0.1", 0)
-            server.init_socket()
-            base = f"http://127.0.0.1:{server.server_port}"
-            config = Config(**{
-                "database_url": url, "public_url": base, "secret_key": SECRET, "allowed_networks": ("127.0.0.0/8",),
-                "flask": {"TESTING": True}, "model_provider": provider, "model": "scripted-model",
-                "model_base_url": model_url or models[provider].base_url(provider), **settings})
-            server.application = create_app(config)
-            servers.append(server)
-            services[provider] = LiveService(url=base, config=config, org="acme", admin_key="", agent_key="",
-                                             backend_key="")
-        with db.connection_context():
-            admin = create_organization_with_keys(next(iter(services.values())).config, "acme")
-            backend_key = create_api_key(get_organization("acme"), "backend")
+            models[provider] = stack.enter_context(kept_scripted_model())
+            config = stack.enter_context(service_server(url, **{
+                "model_provider": provider, "model": "scripted-model",
+                "model_base_url": model_url or models[provider].base_url(provider), **settings}))
+            services[provider] = LiveService(url=config.public_url, config=config, org="acme", admin_key="",
+                                             agent_key="", backend_key="")
+        keys = make_org(next(iter(services.values())).config, "acme")
         for service in services.values():
-            service.admin_key, service.backend_key = admin, backend_key
-        for server in servers:
-            server.start()
-            stack.callback(server.stop, timeout=1)
+            service.admin_key, service.agent_key, service.backend_key = keys["admin"], keys["agent"], keys["backend"]
         platform = Platform(services, models)
         platform.backend = stack.enter_context(mock_backend([s.issuer for s in services.values()]))
         yield platform

@@ -3,7 +3,6 @@ a clear reason (never a 500) and keeps every message already exchanged."""
 from __future__ import annotations
 
 import json
-import socket
 
 import gevent
 
@@ -11,6 +10,7 @@ from service.database import db
 from service.limits import MAX_CALLS_PER_STEP
 from service.models import Conversation, Message
 
+from ..helpers import free_port
 from .conftest import shop_tools, slow, turn_platform
 
 SEARCH = {"name": "search_products", "arguments": {"q": "milk"}}
@@ -69,10 +69,7 @@ def test_a_model_slower_than_the_deadline_times_out(tmp_path, provider):
 
 
 def test_an_unreachable_model_ends_the_turn_and_keeps_the_message(tmp_path, provider):
-    with socket.socket() as closed:
-        closed.bind(("127.0.0.1", 0))
-        port = closed.getsockname()[1]
-    with turn_platform(tmp_path, providers=(provider,), model_url=f"http://127.0.0.1:{port}") as platform:
+    with turn_platform(tmp_path, providers=(provider,), model_url=f"http://127.0.0.1:{free_port()}") as platform:
         platform.publish(shop_tools(platform.backend))
         chat = platform.conversation(provider)
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from ..conversations.conftest import tool
+from ..helpers import tool
 from .conftest import shop_tools, slow
 
 

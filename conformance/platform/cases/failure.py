@@ -163,14 +163,14 @@ def empty_2xx(target: PlatformTarget) -> Verdict:
           threats("a server sending one byte every half second keeps a \"1 s timeout\" call alive for minutes")),
 )
 def timed_out(target: PlatformTarget) -> Verdict:
-    late = CALL_DEADLINE_SECONDS + LATE_BY_SECONDS
+    late = target.deadline + LATE_BY_SECONDS
     _, reply, results = publish_and_step(target, "failure_timed_out",
                                          {"late": f"delay/{late:g}", "drip": "drip?bytes=10000&interval=1"})
     check = Check()
     for label in ("late", "drip"):
         expect_error(check, label, results[label], error("timed-out"))
-    check.expect(reply.seconds <= CALL_DEADLINE_SECONDS + ABORT_SLACK_SECONDS, "the step's time",
-                 f"at most {CALL_DEADLINE_SECONDS + ABORT_SLACK_SECONDS:g} s", f"{reply.seconds:.1f} s")
+    check.expect(reply.seconds <= target.deadline + ABORT_SLACK_SECONDS, "the step's time",
+                 f"at most {target.deadline + ABORT_SLACK_SECONDS:g} s", f"{reply.seconds:.1f} s")
     return check.verdict()
 
 
@@ -182,7 +182,7 @@ def timed_out(target: PlatformTarget) -> Verdict:
     spec=running("Tools should respond within ten seconds"),
 )
 def answered_in_time(target: PlatformTarget) -> Verdict:
-    slow = CALL_DEADLINE_SECONDS - IN_TIME_MARGIN_SECONDS
+    slow = target.deadline - IN_TIME_MARGIN_SECONDS
     _, _, results = publish_and_step(target, "failure_in_time", {"slow": f"delay/{slow:g}"})
     result = results["slow"]
     check = Check()

@@ -1,0 +1,367 @@
+"""What tests of every area share, each defined once (fixtures built on these live in tests/conftest.py).
+
+Loopback ports and servers; a real service (and the mock backend) in this process under gevent; definitions to
+register and a conversation driven over the API; an organization with its keys; the spec's text. Everything
+listens on 127.0.0.1 only and is stopped when its context closes.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import logging
+import os
+import secrets
+import socket
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable, Iterator
+from urllib.parse import quote
+
+import gevent
+import pytest
+import requests
+from flask import Flask
+from gevent.pywsgi import WSGIServer
+
+from service import create_app
+from service.config import Config
+from service.database import db, make_database, open_database
+from service.migrations import check_current, migrate
+from service.server import make_server
+
+REPO = Path(__file__).resolve().parents[1]
+LOOPBACK = "127.0.0.1"
+SECRET = "test-secret-key-for-sealing-private-keys"
+#: Nothing listens here, and the address guard refuses loopback unless allowed: no test traffic leaves.
+NOWHERE = "http://127.0.0.1:9"
+SUBJECT_IN_PATH = {"name": "subject", "type": "string", "location": "path"}
+#: A PostgreSQL server the storage, registry and load tests also run on, when set (CI sets it).
+POSTGRES_URL = os.environ.get("TOOLGATE_TEST_POSTGRES_URL", "")
+
+
+# ---- loopback ------------------------------------------------------------------------------------------------
+
+def free_port() -> int:
+    """A loopback port free right now, bound then closed: nothing listens there until someone takes it."""
+    with socket.socket() as probe:
+        probe.bind((LOOPBACK, 0))
+        return probe.getsockname()[1]
+
+
+@contextlib.contextmanager
+def serving(app: Callable, make: Callable | None = None) -> Iterator[str]:
+    """Serve a WSGI app on a free loopback port (on `make(app, host, 0)`'s server if given); yield its base URL."""
+    server = make(app, LOOPBACK, 0) if make else WSGIServer((LOOPBACK, 0), app, log=None, error_log=None)
+    server.start()
+    try:
+        yield f"http://{LOOPBACK}:{server.server_port}"
+    finally:
+        server.stop(timeout=1)
+
+
+# ---- definitions and organizations ---------------------------------------------------------------------------
+
+def tool(name: str, url: str = "/x", *, method: str = "GET", scope: str = "shared", parameters=(), **extra) -> dict:
+    """A valid definition: a description, `url` (a path is taken on NOWHERE), everything else as given."""
+    return {"name": name, "description": f"The {name} tool.", "method": method,
+            "url": NOWHERE + url if url.startswith("/") else url, "scope": scope, "parameters": list(parameters),
+            **extra}
+
+
+def make_org(config: Config, slug: str) -> dict[str, str]:
+    """An organization with its signing keys and one API key of each role, by role."""
+    from service.registry import create_api_key, get_organization
+    from service.provisioning import create_organization_with_keys
+
+    with db.connection_context():
+        admin = create_organization_with_keys(config, slug)
+        organization = get_organization(slug)
+        return {"admin": admin, "agent": create_api_key(organization, "agent"),
+                "backend": create_api_key(organization, "backend")}
+
+
+def key_id(key: str) -> str:
+    """The public half of an API key (`tgk_<key id>_<secret>`), as records name it."""
+    return key.split("_")[1]
+
+
+class Api:
+    """A Flask test client that presents one API key on every call."""
+
+    def __init__(self, client, key: str) -> None:
+        self.client, self.key = client, key
+
+    def __call__(self, method: str, path: str, json=None, key: str | None = None, **kwargs):
+        headers = {"Authorization": f"Bearer {key or self.key}", **(kwargs.pop("headers", None) or {})}
+        return self.client.open(path, method=method, json=json, headers=headers, **kwargs)
+
+
+#: Apps built so far, by every setting but the database; see `app_for`.
+_apps: dict[str, Flask] = {}
+
+
+def app_for(config: Config) -> Flask:
+    """`create_app(config)`, built once per set of settings other than the database and given `config`'s database
+    each time after, as create_app gives it: bound afresh (caches of rows key on the binding, so nothing of another
+    test's database is seen) and refused if its schema is behind.
+
+    Building an app takes a fifth of a second (its routes and OpenAPI document), and the tests want a few hundred;
+    binding a database to one takes next to nothing."""
+    key = repr(replace(config, database_url=""))
+    app = _apps.get(key)
+    if app is None:
+        app = _apps[key] = create_app(config)
+        return app
+    previous = db.obj
+    database = open_database(config.database_url, pool_size=config.database_pool_size,
+                             pool_wait_seconds=config.database_pool_wait_seconds)
+    with database.connection_context():
+        check_current(database)
+    app.extensions["toolgate_config"] = config
+    if previous is not None and previous is not database:
+        with contextlib.suppress(Exception):  # the last test's database may be gone, or broken on purpose
+            previous.close_all() if hasattr(previous, "close_all") else previous.close()
+    return app
+
+
+def migrated_sqlite(path: Path) -> str:
+    """The URL of a fresh, migrated SQLite database at `path`."""
+    url = f"sqlite:///{path}"
+    database = make_database(url)
+    with database.connection_context():
+        migrate(database)
+    return url
+
+
+@contextlib.contextmanager
+def fresh_postgres_schema(server_url: str, migrated: bool = True) -> Iterator[str]:
+    """A schema of its own on the PostgreSQL server at `server_url` (migrated unless told not), dropped afterwards;
+    yields its URL."""
+    schema = f"toolgate_test_{secrets.token_hex(6)}"
+    admin = make_database(server_url, pooled=False)
+    with admin.connection_context():
+        admin.execute_sql(f"CREATE SCHEMA {schema}")
+    separator = "&" if "?" in server_url else "?"
+    url = f"{server_url}{separator}options={quote(f'-csearch_path={schema}')}"
+    if migrated:
+        database = make_database(url, pooled=False)
+        with database.connection_context():
+            migrate(database)
+    try:
+        yield url
+    finally:
+        if db.obj is not None and not db.obj.is_closed():
+            if hasattr(db.obj, "close_all"):
+                db.obj.close_all()
+            else:
+                db.obj.close()
+        with admin.connection_context():
+            admin.execute_sql(f"DROP SCHEMA {schema} CASCADE")
+
+
+# ---- a live service ------------------------------------------------------------------------------------------
+
+@dataclass
+class LiveService:
+    """A running service with one organization and a key of each role."""
+
+    url: str
+    config: Config
+    org: str
+    admin_key: str
+    agent_key: str
+    backend_key: str
+
+    @property
+    def issuer(self) -> str:
+        return self.config.issuer(self.org)
+
+    def api(self, method: str, path: str, key: str | None = None, **kwargs) -> requests.Response:
+        """Call the service with an API key (admin by default)."""
+        headers = {"Authorization": f"Bearer {key or self.admin_key}", **kwargs.pop("headers", {})}
+        return requests.request(method, self.url + path, headers=headers, timeout=30, **kwargs)
+
+    def session_token(self, subject: str = "alice", entitlements=(), anonymous: bool = False, ttl: int = 600) -> str:
+        response = self.api("POST", "/v1/session-tokens", self.backend_key, json={
+            "subject": subject, "entitlements": list(entitlements), "anonymous": anonymous, "ttl_seconds": ttl})
+        assert response.status_code == 201, response.text
+        return response.json()["token"]
+
+    def session_token_minted_at(self, issued_at: float, subject: str = "alice", ttl: int = 600) -> str:
+        """A session token as this service would have minted it at `issued_at`: the domain takes its clock as a
+        parameter, so a test of expiry needs no wait."""
+        from service.keys import mint_session_token
+        from service.keys.store import signing_key
+        from service.registry import get_organization
+
+        with db.connection_context():
+            key = signing_key(get_organization(self.org), self.config.secret_key)
+        return mint_session_token(key, self.issuer, subject, False, (), ttl, issued_at)[0]
+
+    def as_session(self, method: str, path: str, token: str, **kwargs) -> requests.Response:
+        """Call the service with a session token as the Bearer."""
+        return requests.request(method, self.url + path, headers={"Authorization": f"Bearer {token}"},
+                                timeout=60, **kwargs)
+
+
+#: Servers on loopback not serving a test right now, by their settings; see `service_server`.
+_idle_servers: dict[str, list[WSGIServer]] = {}
+
+
+@contextlib.contextmanager
+def service_server(database_url: str, allowed_networks=("127.0.0.0/8",), **settings) -> Iterator[Config]:
+    """The service on `database_url`, served on a loopback port; yields its Config (`public_url` is the server's).
+    `settings` are further Config fields (a pool size, a shorter call deadline, a model).
+
+    The server and its app outlive the context (`app_for`): the next test with the same settings gets them back,
+    on a database of its own. `stop_idle_servers` stops them at the end of the run."""
+    idle = _idle_servers.setdefault(repr((tuple(allowed_networks), sorted(settings.items()))), [])
+    server = idle.pop() if idle else make_server(None, LOOPBACK, 0)
+    if not server.started:
+        server.init_socket()
+    config = Config(database_url=database_url, public_url=f"http://{LOOPBACK}:{server.server_port}",
+                    secret_key=SECRET, allowed_networks=tuple(allowed_networks), flask={"TESTING": True}, **settings)
+    server.application = app_for(config)
+    if not server.started:
+        server.start()
+    try:
+        yield config
+    finally:
+        idle.append(server)
+
+
+@contextlib.contextmanager
+def live_service(tmp_path: Path, database_url: str | None = None, org: str = "acme",
+                 allowed_networks=("127.0.0.0/8",), **settings) -> Iterator[LiveService]:
+    """The service (`service_server`) on a fresh database, SQLite in tmp_path unless given, with organization `org`
+    and an API key of each role."""
+    url = database_url or migrated_sqlite(tmp_path / "live.db")
+    with service_server(url, allowed_networks, **settings) as config:
+        keys = make_org(config, org)
+        yield LiveService(url=config.public_url, config=config, org=org, admin_key=keys["admin"],
+                          agent_key=keys["agent"], backend_key=keys["backend"])
+
+
+def stop_idle_servers() -> None:
+    """Stop every server `service_server` kept (the end of a run)."""
+    for servers in _idle_servers.values():
+        while servers:
+            servers.pop().stop(timeout=1)
+
+
+@contextlib.contextmanager
+def mock_backend(issuers, broken: str | None = None) -> Iterator[str]:
+    """The mock backend in this process on a free loopback port; yields its base URL."""
+    from mock_backend import create_app as create_mock
+    from mock_backend.server import make_server as make_mock_server
+
+    server = make_mock_server(create_mock(list(issuers), broken=broken), LOOPBACK, 0, log=None)
+    worker = gevent.spawn(server.serve_forever)
+    try:
+        yield f"http://{LOOPBACK}:{server.server_port}"
+    finally:
+        server.stop(timeout=1)
+        worker.kill()
+
+
+def publish_project(service: LiveService, tools, project: str = "shop") -> int:
+    """Register every tool, pin all their drafts into `project` and publish it; returns the version number."""
+    if service.api("GET", f"/v1/projects/{project}").status_code == 404:
+        assert service.api("POST", "/v1/projects", json={"name": project}).status_code == 201
+    for definition in tools:
+        response = service.api("POST", "/v1/tools", json=definition)
+        assert response.status_code == 201, response.text
+    pins = [{"tool": t["name"], "version": "draft"} for t in tools]
+    response = service.api("PUT", f"/v1/projects/{project}/draft", json={"pins": pins})
+    assert response.status_code == 200, response.text
+    response = service.api("POST", f"/v1/projects/{project}/publish")
+    assert response.status_code == 201, response.text
+    return response.json()["version"]
+
+
+class Conversation:
+    """A conversation driven over the API with one session token."""
+
+    def __init__(self, service: LiveService, token: str, project: str = "shop", version: int | None = None):
+        self.service, self.token = service, token
+        body = {"project": project} if version is None else {"project": project, "version": version}
+        response = service.as_session("POST", "/v1/conversations", token, json=body)
+        assert response.status_code == 201, response.text
+        self.opened = response.json()
+        self.id = self.opened["id"]
+
+    def turn(self) -> str:
+        response = self.service.as_session("POST", f"/v1/conversations/{self.id}/turns", self.token)
+        assert response.status_code == 201, response.text
+        return response.json()["turn"]
+
+    def step_response(self, turn: str, *calls) -> requests.Response:
+        """The step's HTTP response, whatever its status; `calls` are (name, arguments) pairs."""
+        body = {"calls": [{"id": str(i), "name": name, "arguments": arguments}
+                          for i, (name, arguments) in enumerate(calls)]}
+        return self.service.as_session("POST", f"/v1/conversations/{self.id}/turns/{turn}/steps", self.token,
+                                       json=body)
+
+    def step(self, turn: str, *calls) -> list[dict]:
+        """The results of a step that must succeed."""
+        response = self.step_response(turn, *calls)
+        assert response.status_code == 200, response.text
+        return response.json()["results"]
+
+    def tools(self, token: str | None = None) -> list[dict]:
+        response = self.service.as_session("GET", f"/v1/conversations/{self.id}/tools", token or self.token)
+        assert response.status_code == 200, response.text
+        return response.json()["tools"]
+
+
+def converse(service: LiveService, token: str, *calls, project: str = "shop"):
+    """Open a conversation on `project`, start a turn, run one step of `calls` ((name, arguments) pairs).
+
+    Returns the conversation id, the turn id and the step's HTTP response (asserted 200)."""
+    conversation = Conversation(service, token, project)
+    turn = conversation.turn()
+    step = conversation.step_response(turn, *calls)
+    assert step.status_code == 200, step.text
+    return conversation.id, turn, step
+
+
+@contextlib.contextmanager
+def captured_logs() -> Iterator[io.StringIO]:
+    """Every line the service's loggers write meanwhile, formatted as in production; yields the buffer."""
+    from service.records.logs import ROOT_LOGGER, JsonFormatter
+
+    buffer = io.StringIO()
+    handler = logging.StreamHandler(buffer)
+    handler.setFormatter(JsonFormatter())
+    logger = logging.getLogger(ROOT_LOGGER)
+    logger.addHandler(handler)
+    try:
+        yield buffer
+    finally:
+        logger.removeHandler(handler)
+
+
+def log_lines(buffer: io.StringIO) -> list[dict]:
+    """The JSON lines `captured_logs` caught."""
+    return [json.loads(line) for line in buffer.getvalue().splitlines()]
+
+
+# ---- the spec's text -----------------------------------------------------------------------------------------
+
+#: Where the spec may be: named in TOOLGATE_SPEC_ROOT, carried by the checkout, or `shared/` beside it (as here).
+SPEC_ROOTS = [Path(p) for p in [os.environ.get("TOOLGATE_SPEC_ROOT", "")] if p] + \
+    [REPO, REPO / "docs", REPO.parent / "shared"]
+SPEC_FILES = ("spec/defining-a-tool.txt", "spec/how-tools-run.txt", "THREATS.md")
+
+
+def spec_root() -> Path:
+    """The folder holding `spec/` (and THREATS.md). Without it a test skips; under CI (`CI` set) it fails, so the
+    tests that hold our words to the spec's cannot pass unseen."""
+    for root in SPEC_ROOTS:
+        if all((root / name).is_file() for name in SPEC_FILES):
+            return root
+    message = f"the spec's text is not in any of {', '.join(map(str, SPEC_ROOTS))} (set TOOLGATE_SPEC_ROOT)"
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
