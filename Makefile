@@ -25,6 +25,7 @@ run: $(STAMP)
 
 ## Every test. PostgreSQL runs too when TOOLGATE_TEST_POSTGRES_URL is set (CI sets it).
 test: $(STAMP)
+	$(BIN)/ruff check .
 	sh tests/dashboard/ensure_browser.sh
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 

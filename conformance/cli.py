@@ -32,7 +32,12 @@ from conformance import report
 from conformance.case import Case, Suite
 from conformance.limits import DEFAULT_JOBS
 from conformance.runner import (
-    EXIT_COULD_NOT_RUN, CouldNotRun, Result, Selection, run, select,
+    EXIT_COULD_NOT_RUN,
+    CouldNotRun,
+    Result,
+    Selection,
+    run,
+    select,
 )
 
 #: Each suite's module exposes SUITE, add_arguments(parser), open_target(args) and banner(target).

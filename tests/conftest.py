@@ -18,8 +18,7 @@ patch_psycopg()  # PostgreSQL waits cooperate with gevent, as in `service.entry`
 import pytest  # noqa: E402
 
 from service.config import Config  # noqa: E402
-
-from .helpers import (  # noqa: E402
+from tests.helpers import (  # noqa: E402
     POSTGRES_URL,
     SECRET,
     Api,

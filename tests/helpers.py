@@ -71,8 +71,8 @@ def tool(name: str, url: str = "/x", *, method: str = "GET", scope: str = "share
 
 def make_org(config: Config, slug: str) -> dict[str, str]:
     """An organization with its signing keys and one API key of each role, by role."""
-    from service.registry import create_api_key, get_organization
     from service.provisioning import create_organization_with_keys
+    from service.registry import create_api_key, get_organization
 
     with db.connection_context():
         admin = create_organization_with_keys(config, slug)

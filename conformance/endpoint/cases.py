@@ -13,7 +13,12 @@ import functools
 from conformance.case import Case, Check, SpecRef, Suite, Verdict
 from conformance.endpoint.claims import CLAIM_FORGERIES
 from conformance.endpoint.forgeries import (
-    HOW_TOOLS_RUN, REFUSALS, SIGNATURE_FORGERIES, THREATS, check_refused, nothing_accepted,
+    HOW_TOOLS_RUN,
+    REFUSALS,
+    SIGNATURE_FORGERIES,
+    THREATS,
+    check_refused,
+    nothing_accepted,
 )
 from conformance.endpoint.rotation import key_rotation_picked_up
 from conformance.endpoint.target import EndpointTarget

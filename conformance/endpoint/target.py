@@ -22,7 +22,10 @@ import requests
 
 from conformance.issuer import KitIssuer
 from conformance.limits import (
-    CALL_DEADLINE_SECONDS, EXCERPT_CHARS, RESPONSE_CAP_CHARS, ROTATION_WAIT_SECONDS,
+    CALL_DEADLINE_SECONDS,
+    EXCERPT_CHARS,
+    RESPONSE_CAP_CHARS,
+    ROTATION_WAIT_SECONDS,
 )
 from conformance.runner import CouldNotRun
 from conformance.tokens import assertion_claims

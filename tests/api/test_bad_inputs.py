@@ -1,5 +1,5 @@
 """Inputs schemathesis found answered wrongly, each now a clear 4xx in the one error shape that names its field."""
-from ..registry.test_tools_api import ORDERS
+from tests.registry.test_tools_api import ORDERS
 
 
 def test_a_relabel_body_that_is_not_an_object_is_refused(api):

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import POSTGRES_URL, fresh_postgres_schema
-from ..helpers import live_service
-from ..turns.conftest import scripted_model
+from tests.conftest import POSTGRES_URL, fresh_postgres_schema
+from tests.helpers import live_service
+from tests.turns.conftest import scripted_model
 
 CONFIG = Path(__file__).with_name("schemathesis.toml")
 #: Failures other branches fix, dropped by exact input until they are merged (see the file).
@@ -54,8 +54,8 @@ MODEL_SCRIPT = [{"when": [""], "responses": [
 def conversation_token(service) -> str:
     """A second organization with a published project `shop` and a draft of it; a session token of it."""
     from service.database import db
-    from service.registry import create_api_key, get_organization
     from service.provisioning import create_organization_with_keys
+    from service.registry import create_api_key, get_organization
 
     with db.connection_context():
         admin = create_organization_with_keys(service.config, "talk")

@@ -4,7 +4,6 @@ from __future__ import annotations
 import pytest
 
 from conformance.case import Case, Check, Outcome, SpecRef, Suite, Verdict, Violation
-
 from tests.conformance.helpers import SPEC
 
 

@@ -6,13 +6,11 @@ import io
 import json
 import xml.etree.ElementTree as ET
 
-
 from conformance.cli import execute, main
 from conformance.endpoint import SUITE as ENDPOINT
-from conformance.platform import SUITE as PLATFORM
 from conformance.issuer import KitIssuer
+from conformance.platform import SUITE as PLATFORM
 from conformance.runner import CouldNotRun, Selection
-
 from tests.conformance.helpers import sample_suite
 from tests.helpers import free_port
 
@@ -22,7 +20,8 @@ def _no_target():
     yield "target"
 
 
-def _execute(selection=Selection(), **kwargs) -> tuple[int, str, str]:
+def _execute(selection=None, **kwargs) -> tuple[int, str, str]:
+    selection = selection or Selection()
     out, err = io.StringIO(), io.StringIO()
     code = execute(sample_suite(), _no_target, selection, out=out, err=err, **kwargs)
     return code, out.getvalue(), err.getvalue()

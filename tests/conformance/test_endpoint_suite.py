@@ -22,7 +22,6 @@ from conformance.cli import main
 from conformance.endpoint import SUITE
 from mock_backend import create_app
 from mock_backend.verify import BROKEN_MODES
-
 from tests.conformance.helpers import outcomes as _outcomes
 from tests.conformance.reference_backend import FLAWS, ReferenceBackend
 from tests.helpers import free_port, serving

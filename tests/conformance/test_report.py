@@ -8,7 +8,6 @@ from datetime import datetime, timezone
 from conformance import report
 from conformance.case import Case, Verdict, Violation
 from conformance.runner import Result, run
-
 from tests.conformance.helpers import SPEC, sample_suite
 
 

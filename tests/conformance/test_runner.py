@@ -8,7 +8,6 @@ import pytest
 
 from conformance.case import Case, Outcome, Verdict
 from conformance.runner import CouldNotRun, Selection, run, run_case, select
-
 from tests.conformance.helpers import SPEC, sample_suite
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 import pytest
 
 from conformance.cli import SUITES, load_suite
-
 from tests.helpers import spec_root
 
 CASES = [case for name in SUITES for case in load_suite(name).SUITE]

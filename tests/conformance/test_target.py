@@ -15,7 +15,6 @@ from conformance.endpoint.target import EndpointTarget, ToolCall, parse_param
 from conformance.issuer import KitIssuer
 from conformance.limits import RESPONSE_CAP_CHARS
 from conformance.runner import CouldNotRun
-
 from tests.helpers import free_port
 
 #: The call deadline the bounded-call tests give the target: the spec's ten would cost each ten seconds.

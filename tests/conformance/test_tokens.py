@@ -8,8 +8,8 @@ import json
 
 import jwt
 import pytest
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from conformance.limits import ASSERTION_LIFETIME_SECONDS
 from conformance.tokens import SESSION_TOKEN_TYPE, SigningKey, assertion_claims, compact, hs256, with_payload

@@ -7,8 +7,8 @@ path reaches the real target exactly as it was encoded) and can break a connecti
 from __future__ import annotations
 
 import json
-from http import HTTPStatus
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from typing import Any, Callable, Iterable
 
 import requests

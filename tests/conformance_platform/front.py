@@ -19,9 +19,13 @@ import jwt
 import requests
 
 from conformance.limits import RESPONSE_CAP_CHARS
-
 from tests.conformance_platform.forwarding import (
-    UPSTREAM_TIMEOUT_SECONDS, Incoming, Outgoing, passable, received, send,
+    UPSTREAM_TIMEOUT_SECONDS,
+    Incoming,
+    Outgoing,
+    passable,
+    received,
+    send,
 )
 from tests.conformance_platform.state import Shared
 

@@ -13,7 +13,6 @@ import re
 import pytest
 
 from conformance.cli import main
-
 from tests.conformance.helpers import outcomes
 from tests.conformance_platform.modes import ALL, AREAS, MODES, SLOW, Mode, aimed_elsewhere
 

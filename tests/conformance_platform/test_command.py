@@ -18,7 +18,6 @@ import requests
 from conformance.cli import main
 from conformance.platform import SUITE
 from conformance.platform.launch import mock_backend, model_server
-
 from tests.conformance_platform.modes import ALL
 from tests.conformance_platform.state import DEADLINE_SECONDS
 from tests.helpers import free_port

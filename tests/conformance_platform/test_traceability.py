@@ -8,7 +8,6 @@ from __future__ import annotations
 from conformance.endpoint import SUITE as ENDPOINT
 from conformance.platform import SUITE
 from conformance.platform.traceability import Entry, load, problems, spec_sentences
-
 from tests.helpers import SPEC_FILES, spec_root
 
 CASE_IDS = [case.id for case in SUITE] + [case.id for case in ENDPOINT]

@@ -3,7 +3,7 @@ import json
 
 import jwt
 
-from ..helpers import SUBJECT_IN_PATH, Conversation, publish_project, tool
+from tests.helpers import SUBJECT_IN_PATH, Conversation, publish_project, tool
 
 ECHO_TOOLS = ["echo_a", "echo_b"]
 

@@ -5,8 +5,7 @@ import requests
 
 from service.database import db
 from service.models import CallRecord
-
-from ..helpers import Conversation, publish_project, tool
+from tests.helpers import Conversation, publish_project, tool
 
 
 def test_every_failure_kind_and_boundary_in_one_parallel_step(service, backend):
@@ -59,7 +58,7 @@ def test_every_failure_kind_and_boundary_in_one_parallel_step(service, backend):
 
 
 def test_loopback_is_refused_unless_the_operator_allows_it(tmp_path):
-    from ..helpers import live_service, mock_backend
+    from tests.helpers import live_service, mock_backend
 
     with live_service(tmp_path, allowed_networks=()) as service, mock_backend([service.issuer]) as backend:
         publish_project(service, [tool("local", backend + "/tools/local/echo")])

@@ -4,8 +4,7 @@ import time
 import jwt
 
 from service.limits import CLOCK_SKEW_SECONDS
-
-from ..helpers import SUBJECT_IN_PATH, Conversation, publish_project, tool
+from tests.helpers import SUBJECT_IN_PATH, Conversation, publish_project, tool
 
 
 def test_session_start_tools_run_once_in_parallel_and_fill_the_context(service, backend):

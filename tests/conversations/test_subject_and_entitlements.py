@@ -1,7 +1,7 @@
 """The subject comes from the session token, never the model; entitlements decide what is offered."""
 import json
 
-from ..helpers import SUBJECT_IN_PATH, Conversation, publish_project, tool
+from tests.helpers import SUBJECT_IN_PATH, Conversation, publish_project, tool
 
 
 def test_a_model_supplied_subject_never_reaches_the_endpoint(service, backend):

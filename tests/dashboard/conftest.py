@@ -1,7 +1,7 @@
 """People signed in to the dashboard of the module's service (each dashboard module shares one service)."""
 import pytest
 
-from .client import Person
+from tests.dashboard.client import Person
 
 
 @pytest.fixture

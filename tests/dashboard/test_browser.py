@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from .browser_story import CHROMIUM, TOOL
+from tests.dashboard.browser_story import CHROMIUM, TOOL
 
 pytestmark = pytest.mark.service(per_module=True)  # each test names its own tools
 

@@ -11,9 +11,8 @@ import pytest
 from service.dashboard import call_log
 from service.dashboard.web import when
 from service.limits import RESPONSE_CAP_CHARS
-
-from .. import helpers
-from .client import Person
+from tests import helpers
+from tests.dashboard.client import Person
 
 pytestmark = pytest.mark.service(per_module=True)  # each test names its own tools
 
@@ -141,7 +140,7 @@ def test_each_filter_narrows_the_log_as_the_api_does(service, admin, logged, que
     assert page.status == 200
     assert len(row_ids(page)) == expected
     api = query.replace("from=", "since=").replace("to=", "until=")
-    for name, value in re.findall(r"(since|until)=([^&]+)", api):
+    for _name, value in re.findall(r"(since|until)=([^&]+)", api):
         api = api.replace(value, str(datetime.fromisoformat(value).replace(tzinfo=timezone.utc).timestamp()))
     assert row_ids(page) == [c["id"] for c in api_calls(service, api)]
 

@@ -6,9 +6,8 @@ import pytest
 from service.dashboard.forms import field_id
 from service.database import db
 from service.provisioning import create_organization_with_keys
-
-from ..registry.vectors import REFUSED
-from .client import Person
+from tests.dashboard.client import Person
+from tests.registry.vectors import REFUSED
 
 pytestmark = pytest.mark.service(per_module=True)  # each test names its own tools
 

@@ -10,9 +10,8 @@ from service.dashboard.web import CONTENT_SECURITY_POLICY
 from service.database import make_database
 from service.http import app_config
 from service.migrations import migrate
-
-from ..helpers import make_org
-from .client import COOKIE, text_of
+from tests.dashboard.client import COOKIE, text_of
+from tests.helpers import make_org
 
 
 def is_error_page(response, status, title):

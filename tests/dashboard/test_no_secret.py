@@ -3,10 +3,9 @@ import requests
 
 from service import create_app
 from service.config import Config
-from service.server import make_server
 from service.dashboard.web import NO_SECRET
-
-from ..helpers import migrated_sqlite, serving
+from service.server import make_server
+from tests.helpers import migrated_sqlite, serving
 
 
 def test_without_a_secret_no_one_can_sign_in(tmp_path):

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from .client import Person
+from tests.dashboard.client import Person
 
 pytestmark = pytest.mark.service(per_module=True)  # each test names its own tools
 

@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from .test_editor import VALID, register
+from tests.dashboard.test_editor import VALID, register
 
 pytestmark = pytest.mark.service(per_module=True)  # each test names its own tools
 

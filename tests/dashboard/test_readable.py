@@ -4,7 +4,6 @@ from datetime import datetime, timezone
 import pytest
 
 from service.dashboard.call_filters import call_filters, parse_time
-from service.registry import RULES
 from service.dashboard.readable import (
     ADDED,
     CONTEXT,
@@ -19,8 +18,9 @@ from service.dashboard.readable import (
     version_called,
     version_ref,
 )
-from service.records import audit
 from service.ops.changes import text_diff
+from service.records import audit
+from service.registry import RULES
 
 NOON = datetime(2026, 1, 2, 12, 0, tzinfo=timezone.utc).timestamp()
 

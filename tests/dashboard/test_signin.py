@@ -9,14 +9,13 @@ from flask import Flask
 from flask.sessions import SecureCookieSessionInterface
 
 from service.dashboard.account import NO_DASHBOARD
-from service.dashboard.signin import COOKIE_NAME, _SIGNING_INFO, derive, safe_next
+from service.dashboard.signin import _SIGNING_INFO, COOKIE_NAME, derive, safe_next
 from service.dashboard.web import CONTENT_SECURITY_POLICY, CSRF_FAILED
 from service.database import db
 from service.models import ApiKey, now
 from service.registry import create_api_key, get_organization
-
-from ..helpers import SECRET
-from .client import Person
+from tests.dashboard.client import Person
+from tests.helpers import SECRET
 
 pytestmark = pytest.mark.service(per_module=True)  # each test names its own tools
 

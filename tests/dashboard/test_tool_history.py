@@ -5,9 +5,8 @@ import re
 import pytest
 
 from service.dashboard import history
-
-from .client import Person
-from .test_editor import register
+from tests.dashboard.client import Person
+from tests.dashboard.test_editor import register
 
 pytestmark = pytest.mark.service(per_module=True)  # each test names its own tools
 

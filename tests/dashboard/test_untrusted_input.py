@@ -6,10 +6,9 @@ import contextlib
 import pytest
 
 from service.registry.rules import RULES
-
-from ..conftest import ENGINES, POSTGRES_URL, fresh_postgres_schema
-from ..helpers import live_service
-from .client import Person
+from tests.conftest import ENGINES, POSTGRES_URL, fresh_postgres_schema
+from tests.dashboard.client import Person
+from tests.helpers import live_service
 
 PAST_BIGINT = "9223372036854775808"
 THOUSANDS_OF_DIGITS = "9" * 5000

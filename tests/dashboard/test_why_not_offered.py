@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from .test_playground import offered
+from tests.dashboard.test_playground import offered
 
 pytestmark = pytest.mark.service(per_module=True)  # each test names its own tools
 

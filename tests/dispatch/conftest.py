@@ -6,10 +6,9 @@ from pathlib import Path
 import pytest
 
 from service.dispatch import AddressGuard
-
-from ..helpers import free_port
-from .certificates import TestAuthority, make_authority
-from .endpoint import Endpoint, gzip_bomb
+from tests.dispatch.certificates import TestAuthority, make_authority
+from tests.dispatch.endpoint import Endpoint, gzip_bomb
+from tests.helpers import free_port
 
 
 @pytest.fixture(scope="session")

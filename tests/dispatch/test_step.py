@@ -9,7 +9,9 @@ from service.dispatch import BuiltRequest, CallOutcome, run_step, send
 
 
 def test_two_one_second_calls_in_one_step_take_about_one_second(endpoint, loopback_guard):
-    call = lambda: send(BuiltRequest("GET", endpoint.url("/sleep/1")), guard=loopback_guard, authorization="t")
+    def call():
+        return send(BuiltRequest("GET", endpoint.url("/sleep/1")), guard=loopback_guard, authorization="t")
+
     started = time.monotonic()
     outcomes = run_step([call, call])
     assert time.monotonic() - started < 1.8
@@ -65,7 +67,9 @@ def test_an_empty_step_is_empty():
 
 
 def test_a_wide_step_runs_at_once_and_keeps_every_connection_for_the_next(fresh_endpoint, fresh_guard):
-    call = lambda: send(BuiltRequest("GET", fresh_endpoint.url("/sleep/0.5")), guard=fresh_guard, authorization="t")
+    def call():
+        return send(BuiltRequest("GET", fresh_endpoint.url("/sleep/0.5")), guard=fresh_guard, authorization="t")
+
     for _ in range(2):
         started = time.monotonic()
         outcomes = run_step([call] * 200)

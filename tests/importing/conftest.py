@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from ..helpers import Api
+from tests.helpers import Api
 
 DOCUMENTS = Path(__file__).parent / "documents"
 

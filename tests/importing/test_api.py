@@ -4,9 +4,8 @@ import pytest
 from service.database import db
 from service.http import app_config
 from service.records import audit
-
-from ..helpers import Api, make_org
-from .conftest import document, rules, written
+from tests.helpers import Api, make_org
+from tests.importing.conftest import document, rules, written
 
 PETSTORE = document("petstore.yaml")
 COMMERCE = document("commerce.json")

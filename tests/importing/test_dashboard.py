@@ -4,10 +4,10 @@ import re
 import pytest
 import requests
 
-from ..dashboard.client import COOKIE, Page, Person
-from ..helpers import live_service
-from .conftest import document
-from .test_fetch import serving
+from tests.dashboard.client import COOKIE, Page, Person
+from tests.helpers import live_service
+from tests.importing.conftest import document
+from tests.importing.test_fetch import serving
 
 PAGE = "/tools/new/import"
 

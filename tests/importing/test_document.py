@@ -9,8 +9,7 @@ from service.errors import ServiceError
 from service.importing import document as reading
 from service.importing import read_document
 from service.registry.rules import RULES
-
-from .conftest import document
+from tests.importing.conftest import document
 
 SMALL = {"openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "paths": {}}
 

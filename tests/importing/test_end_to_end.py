@@ -5,9 +5,9 @@ import json
 import pytest
 import requests
 
-from ..helpers import Conversation, live_service, mock_backend
-from .conftest import document
-from .petstore_server import pet_store
+from tests.helpers import Conversation, live_service, mock_backend
+from tests.importing.conftest import document
+from tests.importing.petstore_server import pet_store
 
 
 @pytest.fixture

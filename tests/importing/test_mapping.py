@@ -4,8 +4,7 @@ import json
 import pytest
 
 from service import limits
-
-from .conftest import document, rules, written
+from tests.importing.conftest import document, rules, written
 
 PETSTORE = document("petstore.yaml")
 COMMERCE = document("commerce.json")

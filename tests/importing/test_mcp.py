@@ -1,9 +1,9 @@
 """Over MCP an agent previews and imports an OpenAPI document into drafts, with the REST API's answers."""
 import pytest
 
-from ..helpers import live_service
-from ..mcp.conftest import RawMcp
-from .conftest import document
+from tests.helpers import live_service
+from tests.importing.conftest import document
+from tests.mcp.conftest import RawMcp
 
 
 @pytest.fixture

@@ -3,8 +3,7 @@ import gevent
 import yaml
 
 from service.importing import plan
-
-from ..helpers import live_service
+from tests.helpers import live_service
 
 #: Stays under the 1 MiB body limit; its anchor sends it through the node check as well.
 OPERATIONS = 700

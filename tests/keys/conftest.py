@@ -8,8 +8,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from service.keys import ALGORITHMS, SigningKey
-
-from .vectors import fixed_key
+from tests.keys.vectors import fixed_key
 
 JWKS_PATH = "/.well-known/jwks.json"
 

@@ -13,8 +13,7 @@ from service.keys.algorithms import (
     public_key_members,
     sign,
 )
-
-from .vectors import RFC8037_A1_ED25519_D, b64url_decode, b64url_encode, fixed_key
+from tests.keys.vectors import RFC8037_A1_ED25519_D, b64url_decode, b64url_encode, fixed_key
 
 # RFC 7638 §3.1: the example RSA key and its thumbprint.
 RFC7638_N = (

@@ -18,8 +18,7 @@ from service.keys import (
 )
 from service.keys.assertions import ASSERTION_CLAIMS
 from service.limits import ASSERTION_LIFETIME_SECONDS, CLOCK_SKEW_SECONDS
-
-from .vectors import FIXED_NOW, ISSUER, b64url_decode, fixed_key
+from tests.keys.vectors import FIXED_NOW, ISSUER, b64url_decode, fixed_key
 
 URL_SAFE = re.compile(r"^[A-Za-z0-9_-]{22,}$")
 ARGS = dict(issuer=ISSUER, tool_name="get_orders", subject="user-42", anonymous=False, turn="turn-7Yk2")

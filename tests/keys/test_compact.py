@@ -7,8 +7,7 @@ import jwt
 import pytest
 
 from service.keys.compact import header_segment, sign_compact
-
-from .vectors import FIXED_NOW, b64url_decode, fixed_key
+from tests.keys.vectors import FIXED_NOW, b64url_decode, fixed_key
 
 CLAIMS = {"iss": "https://toolgate.example/orgs/acme", "aud": "get_orders", "sub": "user-42", "iat": FIXED_NOW}
 

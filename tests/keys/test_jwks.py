@@ -16,8 +16,7 @@ from service.keys import (
     verify_session_token,
 )
 from service.limits import CLOCK_SKEW_SECONDS, SESSION_TOKEN_MAX_SECONDS
-
-from .vectors import FIXED_NOW, ISSUER, PUBLIC_JWKS, fixed_key
+from tests.keys.vectors import FIXED_NOW, ISSUER, PUBLIC_JWKS, fixed_key
 
 PRIVATE_MEMBERS = {"d", "p", "q", "dp", "dq", "qi", "oth", "k"}
 

@@ -7,8 +7,7 @@ import jwt
 import pytest
 
 from service.keys import SealError, SigningKey, mint_assertion, seal_private_key, unseal_private_key
-
-from .vectors import FIXED_NOW, ISSUER, fixed_key
+from tests.keys.vectors import FIXED_NOW, ISSUER, fixed_key
 
 SECRET = "test-secret-0123456789abcdefghijklmnopqrstuvwxyz"
 

@@ -24,8 +24,7 @@ from service.keys import (
 from service.keys.algorithms import sign
 from service.keys.session_tokens import MAX_SESSION_TOKEN_CHARS, SESSION_CLAIMS
 from service.limits import CLOCK_SKEW_SECONDS, MAX_SUBJECT_CHARS, SESSION_TOKEN_MAX_SECONDS
-
-from .vectors import FIXED_NOW, ISSUER, b64url_decode, b64url_encode, fixed_key, forge
+from tests.keys.vectors import FIXED_NOW, ISSUER, b64url_decode, b64url_encode, fixed_key, forge
 
 KEY = fixed_key("ES256")
 KEYS = [KEY]

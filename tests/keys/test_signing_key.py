@@ -16,8 +16,7 @@ from service.keys import (
     rotate,
     signing_key_from_private,
 )
-
-from .vectors import FIXED_NOW, PUBLIC_JWKS, RFC7515_A3_ES256_D, RFC8037_A1_ED25519_D, fixed_key
+from tests.keys.vectors import FIXED_NOW, PUBLIC_JWKS, RFC7515_A3_ES256_D, RFC8037_A1_ED25519_D, fixed_key
 
 KID = re.compile(r"^[A-Za-z0-9_-]{43}$")
 

@@ -9,10 +9,17 @@ import requests
 from service import registry
 from service.database import db
 from service.errors import ServiceError
-
-from ..dashboard.client import Person
-from ..helpers import POSTGRES_URL, Conversation, fresh_postgres_schema, live_service, mock_backend, publish_project, tool
-from .proxy import TcpProxy
+from tests.dashboard.client import Person
+from tests.helpers import (
+    POSTGRES_URL,
+    Conversation,
+    fresh_postgres_schema,
+    live_service,
+    mock_backend,
+    publish_project,
+    tool,
+)
+from tests.load.proxy import TcpProxy
 
 pytestmark = pytest.mark.skipif(not POSTGRES_URL, reason="TOOLGATE_TEST_POSTGRES_URL is not set")
 

@@ -4,7 +4,7 @@ import socket
 import pytest
 import requests
 
-from ..helpers import live_service
+from tests.helpers import live_service
 
 BOUND = 4_096
 

@@ -6,8 +6,7 @@ import gevent
 import requests
 
 from service.provisioning import create_organization_with_keys
-
-from ..helpers import Conversation, live_service, mock_backend, publish_project, tool
+from tests.helpers import Conversation, live_service, mock_backend, publish_project, tool
 
 WAITING_STEPS = 100
 POOL = 4
@@ -72,7 +71,7 @@ def _second_organization(service, slug):
 
 
 def test_hostile_response_heads_fail_within_the_deadline_while_healthz_answers(tmp_path):
-    from ..dispatch.endpoint import Endpoint
+    from tests.dispatch.endpoint import Endpoint
 
     hostile = Endpoint()
     try:

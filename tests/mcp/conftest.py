@@ -9,7 +9,6 @@ import requests
 
 from service.mcp.protocol import LATEST_VERSION
 
-
 ACCEPT = "application/json, text/event-stream"
 
 

@@ -9,8 +9,7 @@ import requests
 
 from service.limits import MAX_REQUEST_BYTES
 from service.mcp.protocol import issue_session
-
-from .conftest import RawMcp, error_of
+from tests.mcp.conftest import RawMcp, error_of
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}

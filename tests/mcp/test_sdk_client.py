@@ -13,7 +13,7 @@ from pathlib import Path
 import gevent
 import pytest
 
-from ..helpers import key_id
+from tests.helpers import key_id
 
 pytestmark = pytest.mark.service(per_module=True)  # the scenario runs once, and each test reads it
 

@@ -9,9 +9,8 @@ import pytest
 
 from service.mcp import tools as agent_tools
 from service.mcp.schemas import check_arguments
-
-from ..helpers import key_id, live_service
-from .conftest import RawMcp, error_of
+from tests.helpers import key_id, live_service
+from tests.mcp.conftest import RawMcp, error_of
 
 
 def definition(name, **changes):

@@ -8,10 +8,9 @@ import pytest
 from service.limits import MAX_STORED_INTEGER
 from service.mcp.schemas import READ_TOOL, check_arguments
 from service.registry.rules import RULES
-
-from ..conftest import ENGINES, POSTGRES_URL, fresh_postgres_schema
-from ..helpers import live_service
-from .conftest import RawMcp
+from tests.conftest import ENGINES, POSTGRES_URL, fresh_postgres_schema
+from tests.helpers import live_service
+from tests.mcp.conftest import RawMcp
 
 
 @pytest.fixture(params=ENGINES)

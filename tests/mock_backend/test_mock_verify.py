@@ -13,7 +13,6 @@ import pytest
 from mock_backend import create_app
 from mock_backend.limits import CLOCK_SKEW_SECONDS
 from mock_backend.verify import REASONS, REQUIRED_CLAIMS, Rejected, reason_for
-
 from tests.mock_backend.conftest import generate_key
 
 

@@ -6,9 +6,8 @@ import time
 from prometheus_client.parser import text_string_to_metric_families
 
 from service.limits import CALL_DEADLINE_SECONDS
-
-from ..helpers import SUBJECT_IN_PATH, captured_logs, converse, live_service, log_lines, publish_project, tool
-from .endpoint import MARKER, OK_BODY, PLAIN_BODY, closed_port_url, endpoint
+from tests.helpers import SUBJECT_IN_PATH, captured_logs, converse, live_service, log_lines, publish_project, tool
+from tests.ops.endpoint import MARKER, OK_BODY, PLAIN_BODY, closed_port_url, endpoint
 
 
 def claims(authorization):

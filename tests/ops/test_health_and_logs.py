@@ -5,8 +5,7 @@ import pytest
 
 from service.database import db, make_database, open_database
 from service.ops.health import readiness
-
-from ..helpers import captured_logs, log_lines
+from tests.helpers import captured_logs, log_lines
 
 UNREACHABLE = "postgresql://postgres@127.0.0.1:1/none"  # nothing listens on port 1: refused at once
 

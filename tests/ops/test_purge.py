@@ -10,8 +10,7 @@ from service.database import db
 from service.models import CallRecord
 from service.records.calls import SECONDS_PER_DAY, purge
 from service.registry import get_organization
-
-from ..helpers import converse, live_service, publish_project, tool
+from tests.helpers import converse, live_service, publish_project, tool
 
 ROOT = Path(__file__).parents[2]
 

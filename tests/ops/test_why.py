@@ -3,8 +3,7 @@ import pytest
 
 from service.database import db
 from service.models import ProjectDraft
-
-from ..helpers import tool
+from tests.helpers import tool
 
 ENTITLED = "orders:admin"
 TOOLS = [

@@ -2,12 +2,11 @@
 import gevent
 import pytest
 
+from service import registry
 from service.database import db
 from service.errors import ServiceError
 from service.models import Tool, ToolVersion
-from service import registry
-
-from .test_tools_api import ORDERS
+from tests.registry.test_tools_api import ORDERS
 
 RACERS = 8
 

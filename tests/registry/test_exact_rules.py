@@ -2,8 +2,7 @@
 import pytest
 
 from service.registry import RULES
-
-from .test_tools_api import ORDERS
+from tests.registry.test_tools_api import ORDERS
 
 
 def triples(response):

@@ -10,9 +10,8 @@ from service import registry
 from service.database import db
 from service.errors import ServiceError
 from service.records import audit
-
-from .test_projects import SEARCH
-from .test_tools_api import ORDERS
+from tests.registry.test_projects import SEARCH
+from tests.registry.test_tools_api import ORDERS
 
 DRAFT_PIN = {"tool": "search_products", "version": "draft"}
 
@@ -104,7 +103,7 @@ def test_a_pin_saved_while_its_draft_is_published_is_moved_or_refused_never_left
         with db.connection_context():
             registry.register_tool(acme, {**SEARCH, "name": name}, "test")
 
-        def save():
+        def save(name=name):
             with db.connection_context():
                 try:
                     registry.save_project_draft(acme, "shop", [{"tool": name, "version": "draft"}], "test")
@@ -112,7 +111,7 @@ def test_a_pin_saved_while_its_draft_is_published_is_moved_or_refused_never_left
                 except ServiceError as error:
                     return error.violations[0].rule
 
-        def publish():
+        def publish(name=name):
             with db.connection_context():
                 return registry.publish_tool(acme, name, "test").number
 

@@ -5,8 +5,7 @@ import pytest
 
 from service.database import db
 from service.models import ApiKey
-
-from .test_tools_api import ORDERS
+from tests.registry.test_tools_api import ORDERS
 
 
 def test_another_organizations_tool_is_404_and_never_listed(api, other_api):

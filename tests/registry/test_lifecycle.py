@@ -1,8 +1,7 @@
 """Drafts and published versions: save in place, publish freezes, read-only versions, new drafts copy."""
 from service.database import db
 from service.models import ToolDraft, ToolVersion
-
-from .test_tools_api import ORDERS
+from tests.registry.test_tools_api import ORDERS
 
 
 def register(api, definition=ORDERS):

@@ -2,8 +2,7 @@
 from service import limits
 from service.errors import MORE_VIOLATIONS
 from service.registry.rules import RULES
-
-from .test_tools_api import ORDERS
+from tests.registry.test_tools_api import ORDERS
 
 
 def test_a_project_draft_past_the_pin_cap_is_refused_before_any_pin_is_looked_up(api):

@@ -1,8 +1,7 @@
 """Projects: pins, publishing cascades through pinned drafts atomically, project-specific tools."""
 from service.database import db
 from service.models import ProjectDraft, ToolDraft
-
-from .test_tools_api import ORDERS
+from tests.registry.test_tools_api import ORDERS
 
 SEARCH = {"name": "search_products", "description": "Products matching a query.", "method": "GET",
           "url": "https://api.example.com/products",

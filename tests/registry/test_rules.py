@@ -4,9 +4,8 @@ import re
 import pytest
 
 from service.registry.rules import RULES, check_definition
-
-from ..helpers import spec_root
-from .vectors import ACCEPTED, REFUSED, as_set
+from tests.helpers import spec_root
+from tests.registry.vectors import ACCEPTED, REFUSED, as_set
 
 SPEC_WORDED_RULES = [
     "name-taken", "duplicate-parameter", "per-user-needs-subject", "subject-must-be-string",

@@ -1,7 +1,7 @@
 """Registering and saving tools over the REST API: every rule, with its message, rule id and field."""
 import pytest
 
-from .vectors import ACCEPTED, REFUSED, as_set
+from tests.registry.vectors import ACCEPTED, REFUSED, as_set
 
 ORDERS = {
     "name": "get_orders", "display_name": "Customer orders", "description": "The signed-in customer's orders.",

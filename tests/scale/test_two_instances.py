@@ -18,7 +18,7 @@ import gevent.pool
 import pytest
 import requests
 
-from ..helpers import POSTGRES_URL, free_port, fresh_postgres_schema, mock_backend
+from tests.helpers import POSTGRES_URL, free_port, fresh_postgres_schema, mock_backend
 
 pytestmark = pytest.mark.skipif(not POSTGRES_URL, reason="TOOLGATE_TEST_POSTGRES_URL is not set")
 

@@ -18,8 +18,7 @@ import requests
 
 from mock_backend.model_server import create_model_app
 from mock_backend.server import make_server as make_model_server
-
-from ..helpers import (
+from tests.helpers import (
     Conversation,
     LiveService,
     make_org,

@@ -9,9 +9,8 @@ import gevent
 from service.database import db
 from service.limits import MAX_CALLS_PER_STEP
 from service.models import Conversation, Message
-
-from ..helpers import free_port
-from .conftest import shop_tools, slow, turn_platform
+from tests.helpers import free_port
+from tests.turns.conftest import shop_tools, slow, turn_platform
 
 SEARCH = {"name": "search_products", "arguments": {"q": "milk"}}
 

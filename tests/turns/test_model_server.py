@@ -13,8 +13,7 @@ import requests
 
 import mock_backend
 from mock_backend.model_server import DEMO_SCRIPT, load_script, main
-
-from .conftest import scripted_model
+from tests.turns.conftest import scripted_model
 
 REPO = Path(mock_backend.__file__).resolve().parent.parent
 CHAT, MESSAGES = "/v1/chat/completions", "/v1/messages"

@@ -6,8 +6,7 @@ import json
 
 import gevent
 
-from .conftest import PROVIDERS, shop_tools, slow, turn_platform
-
+from tests.turns.conftest import PROVIDERS, shop_tools, slow, turn_platform
 
 DEADLINE = 1.0
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import json
 
-from ..helpers import tool
-from .conftest import shop_tools, slow
+from tests.helpers import tool
+from tests.turns.conftest import shop_tools, slow
 
 
 def system_text(body: dict, provider: str) -> str:

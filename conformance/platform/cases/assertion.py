@@ -12,11 +12,21 @@ from typing import Any
 from conformance.case import Check, Verdict
 from conformance.limits import ASSERTION_LIFETIME_SECONDS
 from conformance.platform.assertions import (
-    JWKS_PATH, Inspected, check_claim_types, fetch_jwks, verify_signature,
+    JWKS_PATH,
+    Inspected,
+    check_claim_types,
+    fetch_jwks,
+    verify_signature,
 )
 from conformance.platform.budgets import CLOCK_TOLERANCE_SECONDS
 from conformance.platform.client import (
-    SUBJECT_IN_PATH, PlatformTarget, SetupRefused, bearer, brief, echoed, tool,
+    SUBJECT_IN_PATH,
+    PlatformTarget,
+    SetupRefused,
+    bearer,
+    brief,
+    echoed,
+    tool,
 )
 from conformance.platform.suite import SUITE, contract, running, threats
 

@@ -9,7 +9,12 @@ from typing import Any
 from conformance.case import Check, Verdict
 from conformance.platform.cases.lifecycle import versions
 from conformance.platform.client import (
-    Conversation, PlatformTarget, echoed, expect_status, published_number, tool,
+    Conversation,
+    PlatformTarget,
+    echoed,
+    expect_status,
+    published_number,
+    tool,
 )
 from conformance.platform.suite import SUITE, contract, defining
 
