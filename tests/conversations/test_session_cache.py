@@ -7,7 +7,7 @@ import pytest
 from service.conversations import sessions
 from service.keys import session_tokens
 from service.limits import CLOCK_SKEW_SECONDS
-from tests.conversations.conftest import Conversation, publish_project, tool
+from tests.helpers import Conversation, publish_project, tool
 
 
 @pytest.fixture

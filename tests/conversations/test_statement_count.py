@@ -6,9 +6,7 @@ import pytest
 
 from bench.statements import StatementCounter
 from service.database import db
-from tests.conftest import POSTGRES_URL
-from tests.conversations.conftest import Conversation, publish_project, tool
-from tests.live import live_service, mock_backend
+from tests.helpers import POSTGRES_URL, Conversation, live_service, mock_backend, publish_project, tool
 
 STEPS = 20
 
@@ -27,7 +25,7 @@ def run_steps(service, backend, count):
 
 @pytest.mark.skipif(not POSTGRES_URL, reason="TOOLGATE_TEST_POSTGRES_URL is not set")
 def test_on_postgresql_a_one_call_step_is_one_statement_its_record(tmp_path):
-    from tests.conftest import fresh_postgres_schema
+    from tests.helpers import fresh_postgres_schema
 
     server = urlsplit(POSTGRES_URL)
     with fresh_postgres_schema(POSTGRES_URL) as url, StatementCounter((server.hostname, server.port or 5432)) as counter:
