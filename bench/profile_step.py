@@ -3,13 +3,14 @@
 Writes a flame graph (SVG) and a text summary (the functions with the most samples, inclusive and self) under
 bench/profiles/. Not part of `make bench` (py-spy needs ptrace and a pip install of its own):
 
-    pip install py-spy && python -m bench.profile_step [--seconds 10] [--name step] [--database-url URL]
+    pip install py-spy && python -m bench.profile_step [--seconds 10] [--name step] [--commit 6c9946c]
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
 import collections
+import contextlib
 import subprocess
 import tempfile
 import time
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import aiohttp
 
-from bench.common import ROOT, endpoint, platform, shared_tool
+from bench.common import ROOT, endpoint, platform, shared_tool, source_at
 
 CLIENTS = 10
 PROFILES = ROOT / "bench" / "profiles"
@@ -65,12 +66,16 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--name", default="step", help="file name stem under bench/profiles/")
     parser.add_argument("--database-url", default=None)
+    parser.add_argument("--commit", default=None, help="profile the source at this commit instead (git archive)")
     parser.add_argument("--rate", type=int, default=250, help="py-spy samples per second")
     parser.add_argument("--raw", type=Path, default=None, help="also keep py-spy's collapsed stacks here")
     args = parser.parse_args()
     PROFILES.mkdir(exist_ok=True)
-    with endpoint() as (base, _pid), tempfile.TemporaryDirectory() as tmp:
-        with platform(Path(tmp), database_url=args.database_url) as running:
+    with endpoint() as (base, _pid), tempfile.TemporaryDirectory() as tmp, \
+            (source_at(args.commit) if args.commit else contextlib.nullcontext(ROOT)) as root:
+        if root is None:
+            parser.error(f"git cannot give the source at {args.commit} here")
+        with platform(Path(tmp), database_url=args.database_url, root=root) as running:
             running.publish_project("profile", [shared_tool("fast", f"{base}/fast")])
             token = running.session_token()
             conversation = running.open_conversation(token, "profile")["id"]
