@@ -137,13 +137,14 @@ def migrated_sqlite(path: Path) -> str:
 @contextlib.contextmanager
 def fresh_postgres_schema(server_url: str, migrated: bool = True) -> Iterator[str]:
     """A schema of its own on the PostgreSQL server at `server_url` (migrated unless told not), dropped afterwards;
-    yields its URL."""
+    yields its URL. Its connections do not wait for the server to flush each commit to disk: a test's database
+    need not outlive a crash, and waiting cost the PostgreSQL runs a tenth of their time."""
     schema = f"toolgate_test_{secrets.token_hex(6)}"
     admin = make_database(server_url, pooled=False)
     with admin.connection_context():
         admin.execute_sql(f"CREATE SCHEMA {schema}")
     separator = "&" if "?" in server_url else "?"
-    url = f"{server_url}{separator}options={quote(f'-csearch_path={schema}')}"
+    url = f"{server_url}{separator}options={quote(f'-csearch_path={schema} -csynchronous_commit=off')}"
     if migrated:
         database = make_database(url, pooled=False)
         with database.connection_context():

@@ -5,8 +5,7 @@ from dataclasses import replace
 import gevent
 import requests
 
-from service.provisioning import create_organization_with_keys
-from tests.helpers import Conversation, live_service, mock_backend, publish_project, tool
+from tests.helpers import Conversation, live_service, make_org, mock_backend, publish_project, tool
 
 WAITING_STEPS = 100
 POOL = 4
@@ -60,14 +59,9 @@ def test_past_its_share_an_organization_gets_429_while_another_runs(tmp_path):
 
 
 def _second_organization(service, slug):
-    """The same live service, seen as another organization with its own admin and backend keys."""
-    from service.database import db
-    from service.registry import create_api_key, get_organization
-
-    with db.connection_context():
-        admin = create_organization_with_keys(service.config, slug)
-        minting = create_api_key(get_organization(slug), "backend")
-    return replace(service, org=slug, admin_key=admin, agent_key=admin, backend_key=minting)
+    """The same live service, seen as another organization with its own keys."""
+    keys = make_org(service.config, slug)
+    return replace(service, org=slug, admin_key=keys["admin"], agent_key=keys["agent"], backend_key=keys["backend"])
 
 
 def test_hostile_response_heads_fail_within_the_deadline_while_healthz_answers(tmp_path):
