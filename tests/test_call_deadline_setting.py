@@ -30,3 +30,9 @@ def test_a_command_names_the_variable_rather_than_failing_with_a_traceback(monke
     assert main(["migrate", "--database", f"sqlite:///{tmp_path / 'untouched.db'}"]) == 1
     assert capsys.readouterr().err == f"Error: {REFUSAL}; got '30'.\n"
     assert not (tmp_path / "untouched.db").exists()  # refused before anything was done
+
+
+def test_the_conformance_kit_lowers_it_through_the_same_variable():
+    from conformance.platform import launch
+
+    assert launch.TEST_CALL_DEADLINE_VARIABLE == TEST_CALL_DEADLINE_VARIABLE  # the kit cannot import the service

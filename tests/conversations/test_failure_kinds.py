@@ -9,7 +9,8 @@ from tests.helpers import Conversation, publish_project, tool
 
 
 def test_every_failure_kind_and_boundary_in_one_parallel_step(service, backend):
-    """One step carries every case, so the 10 s deadline is waited on once, not once per case."""
+    """The one test that waits on the real ten-second deadline (every other test injects a shorter one): one step
+    carries every case, so it is waited on once, not once per case."""
     cases = {
         # name: (path on the mock, expected result)
         "exact_cap": ("/chars/16384?char=%C3%A9", {"output": "é" * 16384}),
