@@ -6,6 +6,8 @@ cannot make the mock sleep, stream or allocate without limit:
 
 - `status/<code>`        that status with a small JSON body; `status/<code>/empty` with no body
 - `delay/<seconds>`      sleep (at most `MAX_DELAY_SECONDS`), then 200 `{"slept": s}`
+- `together/<group>/<count>?wait=S`  answer once `count` calls of `group` are here at once, or after S
+                         seconds (at most `MAX_DELAY_SECONDS`): 200 `{"met", "most_present", ...}`
 - `drip?bytes=N&interval=S`  N bytes, one per interval, headers at once (capped in count and time)
 - `chars/<n>?char=é`     exactly n characters of `char`, UTF-8, streamed in chunks
 - `gzip-bomb`            `Content-Encoding: gzip`, ~130 KB on the wire, 128 MiB decoded
@@ -22,10 +24,11 @@ from collections.abc import Iterator
 
 import gevent
 import gevent.lock
-from flask import Blueprint, Response, jsonify, request, url_for
+from flask import Blueprint, Response, current_app, jsonify, request, url_for
 from werkzeug.routing import BaseConverter
 
 from mock_backend.faults import FAULTS, SocketFault
+from mock_backend.gathering import MAX_GATHERING_SIZE, MAX_GROUP_CHARS, Gatherings, TooManyGroups
 from mock_backend.guard import serves, verified_claims
 
 blp = Blueprint("behaviours", __name__, url_prefix="/tools/<tool>")
@@ -33,6 +36,10 @@ blp = Blueprint("behaviours", __name__, url_prefix="/tools/<tool>")
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 
 MAX_DELAY_SECONDS = 15.0
+#: How long a call of a gathering waits for the others when the URL does not say.
+DEFAULT_GATHERING_WAIT_SECONDS = 5.0
+#: Where create_app keeps the app's open gatherings.
+GATHERINGS_KEY = "mock_backend.gatherings"
 MAX_DRIP_BYTES = 10_000
 MAX_DRIP_INTERVAL_SECONDS = 5.0
 #: A drip never lasts longer than this, whatever its count and interval.
@@ -107,6 +114,28 @@ def delay(tool: str, seconds: str):
     slept = min(_number(seconds, "seconds", 0.0), MAX_DELAY_SECONDS)
     gevent.sleep(slept)
     return jsonify(slept=slept)
+
+
+@blp.route("/together/<group>/<int:count>", methods=METHODS)
+@serves()
+def together(tool: str, group: str, count: int):
+    """Answer once `count` calls of `group` are here at the same time, or once the wait is over."""
+    if not 2 <= count <= MAX_GATHERING_SIZE:
+        raise BadKnob(f"count must be between 2 and {MAX_GATHERING_SIZE}")
+    if len(group) > MAX_GROUP_CHARS:
+        raise BadKnob(f"group must be at most {MAX_GROUP_CHARS} characters")
+    wait = min(_number(request.args.get("wait"), "wait", DEFAULT_GATHERING_WAIT_SECONDS), MAX_DELAY_SECONDS)
+    try:
+        gathered = current_app.extensions[GATHERINGS_KEY].join(group, count, wait)
+    except TooManyGroups as full:
+        return _error(503, str(full))
+    return jsonify(group=group, count=count, met=gathered.met, most_present=gathered.most_present,
+                   waited=round(gathered.waited_seconds, 3))
+
+
+@blp.record_once
+def _open_gatherings(state) -> None:
+    state.app.extensions[GATHERINGS_KEY] = Gatherings()
 
 
 @blp.route("/drip", methods=METHODS)

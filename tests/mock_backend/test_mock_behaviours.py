@@ -4,9 +4,10 @@ from __future__ import annotations
 import time
 import zlib
 
+import gevent
 import pytest
 
-from mock_backend import behaviours
+from mock_backend import behaviours, gathering
 
 
 def get(http, harness, live, path, tool="slow_tool", **kwargs):
@@ -153,3 +154,61 @@ def test_echo_of_a_body_that_is_not_json(http, harness, live):
 def test_a_misbehaviour_route_serves_the_tool_in_its_url(http, harness, live):
     response = http.get(f"{live}/tools/other_tool/status/500", headers=harness.bearer("slow_tool"))
     assert (response.status_code, response.json()["reason"]) == (401, "wrong-audience")
+
+
+def _together(http, harness, live, group, count, wait, tool="slow_tool"):
+    return get(http, harness, live, f"together/{group}/{count}?wait={wait}", tool=tool)
+
+
+def test_calls_of_a_gathering_answer_together_once_all_are_there(http, harness, live):
+    # Each call waits for the other two; only three at the endpoint at once can meet, whatever the timing.
+    calls = [gevent.spawn(_together, http, harness, live, "g", 3, 5, tool) for tool in ("a", "b", "c")]
+    gevent.joinall(calls, raise_error=True)
+
+    for call in calls:
+        body = call.value.json()
+        assert (body["met"], body["most_present"], body["count"], body["group"]) == (True, 3, 3, "g")
+
+
+def test_a_call_alone_answers_unmet_when_its_wait_is_over(http, harness, live):
+    body = _together(http, harness, live, "alone", 2, 0.05).json()
+    assert (body["met"], body["most_present"]) == (False, 1)
+    assert body["waited"] >= 0.05
+
+
+def test_calls_one_after_another_never_meet_and_the_group_starts_anew(http, harness, live):
+    first = _together(http, harness, live, "seq", 2, 0.05).json()
+    second = _together(http, harness, live, "seq", 2, 0.05).json()
+    assert [(b["met"], b["most_present"]) for b in (first, second)] == [(False, 1), (False, 1)]
+
+
+@pytest.mark.parametrize("path, reason", [
+    ("together/g/1", "count must be between 2 and 100"),
+    ("together/g/101", "count must be between 2 and 100"),
+    (f"together/{'g' * 101}/2", "group must be at most 100 characters"),
+    ("together/g/2?wait=-1", "wait must be a non-negative number"),
+])
+def test_a_gathering_out_of_bounds_is_refused(http, harness, live, path, reason):
+    response = get(http, harness, live, path)
+    assert (response.status_code, response.json()) == (400, {"error": reason})
+
+
+def test_past_the_open_groups_bound_a_call_is_refused_503(http, harness, serve, monkeypatch):
+    monkeypatch.setattr(gathering, "MAX_OPEN_GROUPS", 1)
+    app = harness.app()
+    live = serve(app)
+    waiting = gevent.spawn(_together, http, harness, live, "first", 2, 5, "a")
+    with gevent.Timeout(5):
+        while "first" not in app.extensions[behaviours.GATHERINGS_KEY]:
+            gevent.sleep(0.01)
+
+    refused = _together(http, harness, live, "second", 2, 5)
+    assert (refused.status_code, refused.json()) == (503, {"error": "too many gatherings are open (at most 1)"})
+    # The open group still gathers: its second call meets the first.
+    assert _together(http, harness, live, "first", 2, 5, "b").json()["met"] is True
+    assert waiting.get().json()["met"] is True
+
+
+def test_a_wait_is_capped(http, harness, live, monkeypatch):
+    monkeypatch.setattr(behaviours, "MAX_DELAY_SECONDS", 0.05)
+    assert _together(http, harness, live, "capped", 2, 1000).json()["waited"] < 1
