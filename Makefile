@@ -14,7 +14,9 @@ MODEL_PORT ?= 8091
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade "pip>=24"
-	$(BIN)/pip install --quiet -e ".[test]"
+	# No byte-compiling of every installed module up front (a third of the install): Python compiles what is
+	# imported, once, on first use.
+	$(BIN)/pip install --quiet --no-compile -e ".[test]"
 	touch $(STAMP)
 
 install: $(STAMP)
