@@ -29,7 +29,7 @@ from tests.helpers import free_port, serving
 REPO = Path(__file__).resolve().parents[2]
 ALL = [case.id for case in SUITE]
 #: The kit's rotation wait and the backends' refetch cooldown, in these tests only.
-ROTATION_WAIT = "1.5"
+ROTATION_WAIT = "1.0"
 COOLDOWN = 0.1
 
 #: Each broken mode of the mock, and the cases that must fail against it (all others pass).
