@@ -39,7 +39,7 @@ ROTATION_WAIT_MAX_SECONDS = 120.0
 #: few tenths of a second, and one whose cooldown runs on gets about a call a second.
 ROTATION_RETRY_FIRST_SECONDS = 0.05
 
-#: The longest pause between the rotation case's calls; the last call falls at the end of the wait.
+#: The longest pause between the rotation case's calls; its last call starts once the wait is over.
 ROTATION_RETRY_SECONDS = 1.0
 
 #: How long one case may run before it is reported as errored. A case makes at most a handful

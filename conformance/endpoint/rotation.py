@@ -43,19 +43,22 @@ def _calls_with(target: EndpointTarget, key: SigningKey, clock: Callable[[], flo
                 sleep: Callable[[float], object] = gevent.sleep) -> tuple[Answer, int, float]:
     """Call with `key` until accepted or the wait is over: (last answer, calls made, seconds taken).
 
-    The last call falls at the end of the rotation wait, so the endpoint has all of it.
+    The last call starts once the rotation wait is over, however long the calls before it took, so
+    an endpoint whose cooldown is shorter than the wait always gets a call after it has run out.
     """
     started = clock()
     deadline = started + target.rotation_wait
     pauses = retry_pauses()
     calls = 0
     while True:
+        called_at = clock()
         answer = target.send(key.sign(target.claims()))
         calls += 1
-        left = deadline - clock()
-        if answer.accepted or left <= 0:
+        if answer.accepted or called_at >= deadline:
             return answer, calls, clock() - started
-        sleep(min(next(pauses), left))
+        left = deadline - clock()
+        if left > 0:
+            sleep(min(next(pauses), left))
 
 
 def _why(target: EndpointTarget, published_at: float, kid: str) -> str:
@@ -106,5 +109,6 @@ key_rotation_picked_up = Case(
           SpecRef(HOW_TOOLS_RUN, "Your backend fetches that organization’s public keys from "
                                  "{iss}/.well-known/jwks.json")),
     check=check_rotation,
-    budget_seconds=ROTATION_WAIT_MAX_SECONDS + 3 * CALL_DEADLINE_SECONDS,
+    # Beside the wait: the run's correct call, a call running past the wait, the one after it, and a spare.
+    budget_seconds=ROTATION_WAIT_MAX_SECONDS + 4 * CALL_DEADLINE_SECONDS,
 )

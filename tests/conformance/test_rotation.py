@@ -14,15 +14,15 @@ from conformance.endpoint.target import Answer
 from conformance.limits import ROTATION_RETRY_FIRST_SECONDS, ROTATION_RETRY_SECONDS
 from conformance.tokens import SigningKey
 
-#: How long each fake call takes on the fake clock.
+#: How long each fake call takes on the fake clock, unless a test says otherwise.
 CALL_SECONDS = 0.01
 
 
 class _Endpoint:
     """A target on a fake clock: it refuses the next key until `takes_at`, and notes when each call came."""
 
-    def __init__(self, rotation_wait: float, takes_at: float = float("inf")) -> None:
-        self.rotation_wait, self.takes_at = rotation_wait, takes_at
+    def __init__(self, rotation_wait: float, takes_at: float = float("inf"), call_seconds: float = CALL_SECONDS) -> None:
+        self.rotation_wait, self.takes_at, self.call_seconds = rotation_wait, takes_at, call_seconds
         self.now = 0.0
         self.called_at: list[float] = []
 
@@ -38,8 +38,8 @@ class _Endpoint:
 
     def send(self, token: str) -> Answer:
         self.called_at.append(self.now)
-        self.now += CALL_SECONDS
-        return Answer(200 if self.called_at[-1] >= self.takes_at else 401, "", CALL_SECONDS)
+        self.now += self.call_seconds
+        return Answer(200 if self.called_at[-1] >= self.takes_at else 401, "", self.call_seconds)
 
 
 @pytest.fixture(scope="module")
@@ -78,6 +78,14 @@ def test_an_endpoint_that_never_takes_the_key_is_called_until_the_end_of_the_wai
     assert min(gaps[:-1]) >= ROTATION_RETRY_FIRST_SECONDS  # never a flood
     assert max(gaps) == pytest.approx(ROTATION_RETRY_SECONDS + CALL_SECONDS)  # and a call a second at worst
     assert calls <= 35 / ROTATION_RETRY_SECONDS + 8
+
+
+def test_a_call_that_outlasts_the_wait_is_followed_by_one_after_it(key):
+    # On a slow machine: an endpoint whose cooldown ran out during the wait still gets a call after it.
+    endpoint = _Endpoint(rotation_wait=0.5, takes_at=0.1, call_seconds=0.6)
+    answer, calls, seconds = _calls(endpoint, key)
+    assert answer.accepted
+    assert endpoint.called_at == [0, 0.6]
 
 
 def test_a_wait_of_zero_makes_one_call(key):
