@@ -32,6 +32,9 @@ JWKS_PATH = "/.well-known/jwks.json"
 TRAP_PREFIX = "/trap/"
 #: What a trap serves, by kind: the key set (a `jku`, a URL `kid`) or a certificate (`x5u`).
 TRAP_KINDS = ("jku", "x5u", "kid")
+#: How often the serving loop looks for a request to stop: `close` waits up to this long, once per
+#: issuer, at the end of every run. Short, since a look costs next to nothing.
+_STOP_POLL_SECONDS = 0.01
 
 
 def _trap_path(path: str) -> str:
@@ -165,7 +168,7 @@ class KitIssuer:
                 f"cannot serve the key set on {self.host}:{self._requested_port}: {exc}"
             ) from exc
         self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+            target=self._server.serve_forever, kwargs={"poll_interval": _STOP_POLL_SECONDS}, daemon=True
         )
         self._thread.start()
         return self

@@ -34,7 +34,12 @@ ROTATION_WAIT_SECONDS = 35.0
 #: The most `--rotation-wait` may ask for: the case must still end within its budget.
 ROTATION_WAIT_MAX_SECONDS = 120.0
 
-#: How often the rotation case retries, at most (shorter when the wait itself is short).
+#: The rotation case's first pause between calls with the next key. Each pause doubles, up to
+#: ROTATION_RETRY_SECONDS, so an endpoint that refetches at once is seen taking the key within a
+#: few tenths of a second, and one whose cooldown runs on gets about a call a second.
+ROTATION_RETRY_FIRST_SECONDS = 0.05
+
+#: The longest pause between the rotation case's calls; its last call starts once the wait is over.
 ROTATION_RETRY_SECONDS = 1.0
 
 #: How long one case may run before it is reported as errored. A case makes at most a handful

@@ -1,14 +1,16 @@
 """Selection and running: never throws, declaration order, parallel where independent."""
 from __future__ import annotations
 
-import time
-
 import gevent
+import gevent.event
 import pytest
 
 from conformance.case import Case, Outcome, Verdict
 from conformance.runner import CouldNotRun, Selection, run, run_case, select
 from tests.conformance.helpers import SPEC, sample_suite
+
+#: How long a check waits for another case it expects beside it: only a run that fails waits it out.
+ALONE_SECONDS = 2.0
 
 
 def _case(case_id: str, check=lambda target: Verdict.passed(), **kwargs) -> Case:
@@ -28,9 +30,9 @@ def test_a_check_that_answers_something_else_than_a_verdict_is_errored():
 
 
 def test_a_check_that_hangs_is_errored_once_its_budget_is_spent():
-    result = run_case(_case("area/hangs", lambda target: gevent.sleep(5), budget_seconds=0.2), None)
+    result = run_case(_case("area/hangs", lambda target: gevent.sleep(5), budget_seconds=0.05), None)
     assert result.verdict.outcome is Outcome.ERRORED
-    assert result.verdict.error == "the check did not finish within 0.2 s"
+    assert result.verdict.error == "the check did not finish within 0.05 s"
 
 
 def test_a_timeout_that_is_not_the_budget_is_not_swallowed():
@@ -74,17 +76,25 @@ def test_selecting_nothing_is_an_error():
 
 
 def test_results_come_in_declaration_order_while_independent_cases_overlap():
-    # The first case is the slowest, so finishing order is the reverse of declaration order.
-    def sleeper(seconds):
-        return lambda target: gevent.sleep(seconds) or Verdict.passed()
+    # Each case waits for the next one to finish, so they finish in reverse declaration order, and only
+    # because they overlap: one at a time, the first would wait alone and error.
+    finished = [gevent.event.Event() for _ in range(3)]
+    finishing: list[int] = []
 
-    cases = [_case(f"area/c{i}", sleeper(0.6 - 0.2 * i)) for i in range(3)]
-    started = time.monotonic()
+    def waits_for_next(i):
+        def check(target):
+            met = i + 1 == len(finished) or finished[i + 1].wait(ALONE_SECONDS)
+            finishing.append(i)
+            finished[i].set()
+            return Verdict.passed() if met else Verdict.errored(f"case {i + 1} never finished beside it")
+        return check
+
+    cases = [_case(f"area/c{i}", waits_for_next(i)) for i in range(3)]
     results = list(run(cases, target=None, jobs=8))
-    elapsed = time.monotonic() - started
 
+    assert finishing == [2, 1, 0]
     assert [r.case.id for r in results] == ["area/c0", "area/c1", "area/c2"]
-    assert elapsed < 1.0  # 0.6 + 0.4 + 0.2 = 1.2 s one after another
+    assert [r.verdict.outcome for r in results] == [Outcome.PASSED] * 3
 
 
 def test_an_exclusive_case_runs_with_nothing_else_in_flight():
@@ -94,7 +104,7 @@ def test_an_exclusive_case_runs_with_nothing_else_in_flight():
     def check_for(case_id):
         def check(target):
             running.add(case_id)
-            gevent.sleep(0.05)
+            gevent.sleep(0.01)  # a moment for whatever runs beside it to be running
             overlapped[case_id] = set(running) - {case_id}
             running.discard(case_id)
             return Verdict.passed()

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
-import time
 
 import gevent
+import gevent.event
 import pytest
 from gevent.pywsgi import WSGIHandler, WSGIServer
 
@@ -17,8 +18,13 @@ from conformance.limits import RESPONSE_CAP_CHARS
 from conformance.runner import CouldNotRun
 from tests.helpers import free_port
 
-#: The call deadline the bounded-call tests give the target: the spec's ten would cost each ten seconds.
+#: The call deadline the bounded-call tests give the target: calls that answer never wait it, and one
+#: that hung would cost the spec's ten seconds.
 DEADLINE = 1.0
+#: The deadline of the calls that must run out of it: each costs this long.
+SHORT_DEADLINE = 0.2
+#: How long the test waits for those calls before calling them hung: no pass ever waits it.
+HUNG_SECONDS = 5.0
 
 
 # ---- building the request (pure) ------------------------------------------------------------
@@ -95,7 +101,19 @@ class _RawPathHandler(WSGIHandler):
         return environ
 
 
-def _app(environ, start_response):
+class _Held:
+    """The slow routes' calls: none is answered before `release`; `arrived` counts them as they come."""
+
+    def __init__(self) -> None:
+        self.release = gevent.event.Event()
+        self.arrived = 0
+
+    def trickle(self):
+        while not self.release.wait(SHORT_DEADLINE / 5):  # each byte in time, the body never
+            yield b"x"
+
+
+def _app(held, environ, start_response):
     path = environ["PATH_INFO"]
     if path.startswith("/big/"):
         chars = int(path.rsplit("/", 1)[1])
@@ -105,12 +123,14 @@ def _app(environ, start_response):
         start_response("302 Found", [("Location", "/elsewhere")])
         return [b"moved"]
     if path == "/slow-headers":
-        gevent.sleep(DEADLINE * 3)
+        held.arrived += 1
+        held.release.wait(HUNG_SECONDS)
         start_response("200 OK", [])
         return [b"late"]
     if path == "/trickle":
+        held.arrived += 1
         start_response("200 OK", [("Content-Type", "text/plain")])
-        return (gevent.sleep(DEADLINE / 5) or b"x" for _ in range(60))  # each byte in time, the body not
+        return held.trickle()
     length = int(environ.get("CONTENT_LENGTH") or 0)
     seen = {
         "method": environ["REQUEST_METHOD"],
@@ -124,19 +144,25 @@ def _app(environ, start_response):
 
 
 @pytest.fixture
-def server():
-    server = WSGIServer(("127.0.0.1", 0), _app, handler_class=_RawPathHandler, log=None,
-                        error_log=None)
+def held():
+    return _Held()
+
+
+@pytest.fixture
+def server(held):
+    server = WSGIServer(("127.0.0.1", 0), functools.partial(_app, held), handler_class=_RawPathHandler,
+                        log=None, error_log=None)
     server.start()
     yield f"http://127.0.0.1:{server.server_port}"
+    held.release.set()
     server.stop(timeout=1)
 
 
 @contextlib.contextmanager
-def _target(url: str, method: str = "GET", params=()):
+def _target(url: str, method: str = "GET", params=(), deadline: float = DEADLINE):
     with KitIssuer() as issuer, KitIssuer() as untrusted:
         call = ToolCall.from_arguments(method, url, "echo_tool", "conformance-user", params)
-        yield EndpointTarget(call, issuer, untrusted, deadline=DEADLINE)
+        yield EndpointTarget(call, issuer, untrusted, deadline=deadline)
 
 
 def test_a_call_carries_the_bearer_the_path_and_the_query(server):
@@ -199,19 +225,26 @@ def test_an_endpoint_nobody_listens_on_is_a_transport_error():
     assert answer.problem.startswith("transport error:")
 
 
-def test_slow_answers_end_at_the_deadline_all_at_once(server):
-    """Every slow shape in one parallel step, on the injected deadline."""
-    with _target(f"{server}/slow-headers") as slow, _target(f"{server}/trickle") as trickle:
-        started = time.monotonic()
-        jobs = [gevent.spawn(slow.send, None), gevent.spawn(trickle.send, None),
-                gevent.spawn(valid_call_accepted, slow)]
-        gevent.joinall(jobs, raise_error=True)
-        elapsed = time.monotonic() - started
+def test_slow_answers_end_at_the_deadline_all_at_once(server, held):
+    """Every slow shape in one parallel step, on the injected deadline, while the endpoint still holds them all."""
+    arrived_by_return = []
+
+    def returning(call, *args):
+        result = call(*args)
+        arrived_by_return.append(held.arrived)
+        return result
+
+    with _target(f"{server}/slow-headers", deadline=SHORT_DEADLINE) as slow, \
+            _target(f"{server}/trickle", deadline=SHORT_DEADLINE) as trickle:
+        jobs = [gevent.spawn(returning, slow.send, None), gevent.spawn(returning, trickle.send, None),
+                gevent.spawn(returning, valid_call_accepted, slow)]
+        done = gevent.joinall(jobs, timeout=HUNG_SECONDS, raise_error=True)
+    assert len(done) == len(jobs), "a call waited for the endpoint's answer instead of ending at its deadline"
     headers_answer, trickle_answer, verdict = (job.value for job in jobs)
 
-    expected = f"no answer within {DEADLINE:g} s"
+    expected = f"no answer within {SHORT_DEADLINE:g} s"
     assert headers_answer.problem == expected
     assert trickle_answer.problem == expected
     assert verdict.outcome is Outcome.FAILED
     assert verdict.violations[0].actual == expected
-    assert elapsed < DEADLINE * 2  # together, not one after another
+    assert arrived_by_return == [3, 3, 3]  # together: none ended before all three were at the endpoint
