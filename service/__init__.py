@@ -21,6 +21,7 @@ def create_app(config: Config | None = None) -> "Flask":
     from service.api import register_api
     from service.api.converters import install_converters
     from service.database import open_database
+    from service.gate import WorkGate
     from service.http.flask_app import ServiceFlask
     from service.migrations import check_current
 
@@ -40,7 +41,8 @@ def create_app(config: Config | None = None) -> "Flask":
                              pool_wait_seconds=config.database_pool_wait_seconds)
     with database.connection_context():
         check_current(database)
-    http.install_admission(app, config.max_request_bytes)
+    http.install_admission(app, config.max_request_bytes, WorkGate(config.max_requests_at_work,
+                                                                   config.work_wait_seconds))
 
     from service.conversations import CallSlots, Dispatcher
     from service.dispatch import AddressGuard

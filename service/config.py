@@ -12,6 +12,8 @@ from service.limits import (
     DATABASE_POOL_WAIT_SECONDS,
     DEFAULT_CALLS_IN_FLIGHT_PER_ORG,
     MAX_REQUEST_BYTES,
+    MAX_REQUESTS_AT_WORK,
+    WORK_WAIT_SECONDS,
 )
 
 DEFAULT_DATABASE_URL = "sqlite:///toolgate.db"
@@ -46,6 +48,9 @@ class Config:
     #: Database connections one process keeps, and how long a request waits for a free one before a 503.
     database_pool_size: int = DATABASE_POOL_SIZE
     database_pool_wait_seconds: float = DATABASE_POOL_WAIT_SECONDS
+    #: Requests of one process doing their CPU work at once, and how long a request waits for a place before a 503.
+    max_requests_at_work: int = MAX_REQUESTS_AT_WORK
+    work_wait_seconds: float = WORK_WAIT_SECONDS
     #: The largest request body any route takes; a larger one is refused with 413 before it is read.
     max_request_bytes: int = MAX_REQUEST_BYTES
     #: How long a tool call may take: the spec's ten seconds. Only a test gives a shorter one (in process, or to a
@@ -77,6 +82,8 @@ class Config:
             database_pool_size=int(env.get("TOOLGATE_DATABASE_POOL_SIZE", DATABASE_POOL_SIZE)),
             database_pool_wait_seconds=float(env.get("TOOLGATE_DATABASE_POOL_WAIT_SECONDS",
                                                      DATABASE_POOL_WAIT_SECONDS)),
+            max_requests_at_work=int(env.get("TOOLGATE_MAX_REQUESTS_AT_WORK", MAX_REQUESTS_AT_WORK)),
+            work_wait_seconds=float(env.get("TOOLGATE_WORK_WAIT_SECONDS", WORK_WAIT_SECONDS)),
             max_request_bytes=int(env.get("TOOLGATE_MAX_REQUEST_BYTES", MAX_REQUEST_BYTES)),
             max_calls_in_flight_per_org=int(env.get("TOOLGATE_MAX_CALLS_IN_FLIGHT_PER_ORG",
                                                     DEFAULT_CALLS_IN_FLIGHT_PER_ORG)),

@@ -20,6 +20,7 @@ from urllib.parse import parse_qsl, urlparse
 from peewee import DatabaseProxy, InterfaceError, OperationalError, PostgresqlDatabase, SqliteDatabase
 from playhouse.pool import MaxConnectionsExceeded
 
+from service import gate
 from service.errors import ServiceError, database_unavailable
 from service.limits import DATABASE_POOL_SIZE, DATABASE_POOL_WAIT_SECONDS
 from service.pool import PooledPostgres, PooledSqlite
@@ -153,7 +154,8 @@ def retry_transient(function: F) -> F:
 
 @contextmanager
 def released() -> Iterator[None]:
-    """Give this request's connection back to the pool while it waits on the network (tool calls, a model).
+    """Give this request's connection back to the pool, and its place at the work gate to the next request, while it
+    waits on the network (tool calls, a model).
 
     The next query takes a connection again. Refused inside a transaction: a network wait never holds one.
     """
@@ -162,7 +164,8 @@ def released() -> Iterator[None]:
         raise RuntimeError("a network wait inside a database transaction")
     if not database.is_closed():
         database.close()
-    yield
+    with gate.stepped_out():
+        yield
 
 
 def connect() -> None:

@@ -107,6 +107,12 @@ def database_unavailable(retry_after: int) -> ServiceError:
                         retry_after=retry_after)
 
 
+def busy(retry_after: int) -> ServiceError:
+    """503 when this process is past its capacity: a request waited its whole wait for a place at the work gate
+    (service.gate) and was refused before doing anything."""
+    return ServiceError(503, "busy", "The service is busy; try again shortly.", retry_after=retry_after)
+
+
 def request_too_large(limit: int) -> ServiceError:
     """413 for a body past the service's bound (TOOLGATE_MAX_REQUEST_BYTES): refused before it is read."""
     return ServiceError(413, "request-too-large", f"The request body is larger than {limit} bytes, the most this "

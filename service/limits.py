@@ -49,6 +49,16 @@ MAX_CALLS_PER_STEP = 500
 DATABASE_POOL_SIZE = 32
 DATABASE_POOL_WAIT_SECONDS = 2.0
 
+#: Requests of one process doing their CPU work at once by default (TOOLGATE_MAX_REQUESTS_AT_WORK; see service.gate),
+#: and how long a request waits for a place before a 503 `busy` (TOOLGATE_WORK_WAIT_SECONDS). A place is given back
+#: while its request waits on the network, so this bounds the run queue, not the requests in flight: a few slices of
+#: a millisecond or two keep a liveness probe prompt, and a wait long enough for a burst of a thousand steps (one
+#: core works through one in about two seconds) still refuses a process that stays past its capacity.
+MAX_REQUESTS_AT_WORK = 16
+WORK_WAIT_SECONDS = 5.0
+#: Seconds a client told 503 `busy` waits before trying again: the queue it met moves by hundreds a second.
+BUSY_RETRY_AFTER_SECONDS = 1
+
 #: Tool calls one organization may have in flight in one process by default (TOOLGATE_MAX_CALLS_IN_FLIGHT_PER_ORG),
 #: so one organization's slow tools cannot take every slot of an instance. At least one whole step.
 DEFAULT_CALLS_IN_FLIGHT_PER_ORG = 1_000

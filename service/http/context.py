@@ -10,6 +10,8 @@ if TYPE_CHECKING:
     from flask import Flask
 
 CONFIG_KEY = "toolgate_config"
+#: Where the app keeps its work gate (service.gate), for metrics and tests.
+WORK_GATE_KEY = "toolgate_work_gate"
 
 #: Endpoints that take no connection up front: liveness, metrics and static files never touch the database, so they
 #: answer while it is away or its pool is busy; readiness asks it itself, to report what it finds.
@@ -19,6 +21,9 @@ WITHOUT_DATABASE = frozenset({"ops.AliveViews", "ops.MetricsViews", "ops.ReadyVi
 #: already known reads nothing before its calls, and gives any connection back before them anyway: it usually takes
 #: one only to record its calls, which saves a checkout and a return on every step (bench/profiles/).
 NO_CONNECTION_UP_FRONT = WITHOUT_DATABASE | {"conversations.StepViews"}
+#: Endpoints that take no place at the work gate (service.gate): the probes, metrics and static files, answered at
+#: once however busy the process is. Readiness is among them: it reports the database, not the queue.
+WITHOUT_WORK_GATE = WITHOUT_DATABASE
 
 
 def app_config(app: "Flask") -> Config:

@@ -1,5 +1,5 @@
-"""The app-wide request hooks: a request id and its log line and metric sample; the body bound; the database
-connection each request takes and gives back.
+"""The app-wide request hooks: a request id and its log line and metric sample; the body bound; the place at the
+work gate and the database connection each request takes and gives back.
 
 Per-request observability: a request id (taken from X-Request-Id or made), echoed back, on every log line of the
 request, and one JSON log line and one metric sample per request answered."""
@@ -9,9 +9,10 @@ import time
 
 from flask import Flask, g, request
 
+from service import gate
 from service.database import connect, release
 from service.errors import request_too_large
-from service.http.context import NO_CONNECTION_UP_FRONT
+from service.http.context import NO_CONNECTION_UP_FRONT, WITHOUT_WORK_GATE, WORK_GATE_KEY
 from service.records import logs, metrics
 
 REQUEST_ID_HEADER = "X-Request-Id"
@@ -75,10 +76,11 @@ def _organization(context) -> str | None:
     return None
 
 
-def install_admission(app: Flask, max_request_bytes: int) -> None:
+def install_admission(app: Flask, max_request_bytes: int, work_gate: gate.WorkGate) -> None:
     """Refuse a body past `max_request_bytes` from its declared length, before a byte of it is read; then take the
-    request's pooled database connection, given back at teardown (or earlier, before any wait on the network:
-    `database.released`)."""
+    request's place at the work gate and its pooled database connection, both given back at teardown (and for the
+    time of any wait on the network: `database.released`)."""
+    app.extensions[WORK_GATE_KEY] = work_gate
 
     @app.before_request
     def _admit():
@@ -95,7 +97,12 @@ def install_admission(app: Flask, max_request_bytes: int) -> None:
         # connection before spending CPU, so the few that hold one are scheduled promptly and hand it back
         # (measured: bench/load.py on PostgreSQL). Liveness, metrics, static files, a path that matches no route and
         # a step (NO_CONNECTION_UP_FRONT) take none here.
+        if endpoint is not None and endpoint not in WITHOUT_WORK_GATE:
+            gate.enter(work_gate)
         if endpoint is not None and endpoint not in NO_CONNECTION_UP_FRONT:
             connect()
 
-    app.teardown_request(lambda _exc: release())
+    @app.teardown_request
+    def _give_back(_exc):
+        release()
+        gate.leave()

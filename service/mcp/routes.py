@@ -178,13 +178,25 @@ def post():
 def database_unavailable(failure: Exception) -> Response:
     """The database could not serve (even before the request reached its view): a JSON-RPC server error."""
     current_app.logger.warning("the database could not serve an MCP request: %s: %s", type(failure).__name__, failure)
-    refusal = unavailable_error()
+    return unavailable(unavailable_error())
+
+
+def unavailable(refusal: ServiceError) -> Response:
+    """A 503 of the service's (the database away, the process busy) as a JSON-RPC server error, with Retry-After."""
     message = protocol.error_message(None, SERVER_UNAVAILABLE, refusal.message, refusal.to_dict())
     return _json(message, refusal.status, {"Retry-After": str(refusal.retry_after)})
 
 
 for _failure in UNAVAILABLE:
     blp.register_error_handler(_failure, database_unavailable)
+
+
+@blp.errorhandler(ServiceError)
+def _refused_before_the_view(refusal: ServiceError) -> Response:
+    # Raised by the app's admission (the work gate's `busy`) before post() could answer in JSON-RPC.
+    if refusal.status == 503 and refusal.retry_after is not None:
+        return unavailable(refusal)
+    return _json(protocol.error_message(None, INVALID_REQUEST, refusal.message, refusal.to_dict()), refusal.status)
 
 
 @blp.route("/mcp", methods=["GET", "DELETE", "PUT", "PATCH"])
