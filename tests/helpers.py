@@ -69,6 +69,19 @@ def tool(name: str, url: str = "/x", *, method: str = "GET", scope: str = "share
             **extra}
 
 
+def gathering_tool(name: str, backend: str, group: str, count: int, **extra) -> dict:
+    """A tool on the mock backend whose call answers once `count` calls of `group` are there at the same time, with
+    `{"met": true, ...}` (mock_backend.gathering): calls seen to run at once, where timing slow ones cost a second.
+    A call left alone answers `met: false` after the mock's wait."""
+    return tool(name, f"{backend}/tools/{name}/together/{group}/{count}", **extra)
+
+
+def gathered(result: dict) -> tuple[bool, int]:
+    """(met, most present) from a gathering tool's result, as the model was handed it."""
+    answer = json.loads(result["output"])
+    return answer["met"], answer["most_present"]
+
+
 def make_org(config: Config, slug: str) -> dict[str, str]:
     """An organization with its signing keys and one API key of each role, by role."""
     from service.provisioning import create_organization_with_keys
