@@ -60,6 +60,14 @@ def serving(app: Callable, make: Callable | None = None) -> Iterator[str]:
         server.stop(timeout=1)
 
 
+def wait_for(condition: Callable[[], object], seconds: float = 5.0) -> None:
+    """Return as soon as `condition()` holds, checking every hundredth of a second; gevent.Timeout after `seconds`.
+    For waiting on a thing that happens (a call has arrived), never on a guess of how long it takes."""
+    with gevent.Timeout(seconds):
+        while not condition():
+            gevent.sleep(0.01)
+
+
 # ---- definitions and organizations ---------------------------------------------------------------------------
 
 def tool(name: str, url: str = "/x", *, method: str = "GET", scope: str = "shared", parameters=(), **extra) -> dict:

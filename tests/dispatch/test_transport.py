@@ -7,6 +7,7 @@ import pytest
 from service.dispatch import BuiltRequest, send
 from service.dispatch.transport import client_for
 from service.limits import MAX_RESPONSE_HEAD_BYTES, RESPONSE_CAP_CHARS
+from tests.helpers import wait_for
 
 MIB = 1024
 
@@ -206,12 +207,6 @@ def test_interim_answers_are_passed_over_to_the_final_one(fresh_endpoint, fresh_
 
 
 # -- which connections go back to the pool ------------------------------------------------------
-
-
-def wait_for(condition, seconds=2.0):
-    with gevent.Timeout(seconds):
-        while not condition():
-            gevent.sleep(0.01)
 
 
 @pytest.mark.parametrize("method, status, expected", [
