@@ -77,11 +77,12 @@ def tool(name: str, url: str = "/x", *, method: str = "GET", scope: str = "share
             **extra}
 
 
-def gathering_tool(name: str, backend: str, group: str, count: int, **extra) -> dict:
+def gathering_tool(name: str, backend: str, group: str, count: int, wait: float | None = None, **extra) -> dict:
     """A tool on the mock backend whose call answers once `count` calls of `group` are there at the same time, with
     `{"met": true, ...}` (mock_backend.gathering): calls seen to run at once, where timing slow ones cost a second.
-    A call left alone answers `met: false` after the mock's wait."""
-    return tool(name, f"{backend}/tools/{name}/together/{group}/{count}", **extra)
+    A call left alone answers `met: false` after `wait` seconds (the mock's default when None)."""
+    query = "" if wait is None else f"?wait={wait:g}"
+    return tool(name, f"{backend}/tools/{name}/together/{group}/{count}{query}", **extra)
 
 
 def gathered(result: dict) -> tuple[bool, int]:
