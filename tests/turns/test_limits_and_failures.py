@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 
 import gevent
+import pytest
 
+from service.conversations import turns
 from service.database import db
 from service.limits import MAX_CALLS_PER_STEP
 from service.models import Conversation, Message
@@ -21,6 +23,14 @@ NAP_SECONDS = TURN_DEADLINE + 0.1
 #: A tool whose call waits at the mock until another conversation's call of it comes (`release`): a turn held open
 #: for as long as a test needs, and no longer.
 HOLD = "hold"
+#: The pause before a model is asked once more, shortened: the tests that retry count the questions, and need not
+#: wait out the real pause.
+RETRY_PAUSE_SECONDS = 0.01
+
+
+@pytest.fixture
+def short_retry_pause(monkeypatch):
+    monkeypatch.setattr(turns, "MODEL_RETRY_PAUSE_SECONDS", RETRY_PAUSE_SECONDS)
 
 
 def hold_tool(backend: str) -> dict:
@@ -94,7 +104,7 @@ def test_a_model_slower_than_the_deadline_times_out(tmp_path, provider):
         assert [m["role"] for m in chat.history()] == ["user", "platform"]
 
 
-def test_an_unreachable_model_ends_the_turn_and_keeps_the_message(tmp_path, provider):
+def test_an_unreachable_model_ends_the_turn_and_keeps_the_message(tmp_path, provider, short_retry_pause):
     with turn_platform(tmp_path, providers=(provider,), model_url=f"http://127.0.0.1:{free_port()}") as platform:
         platform.publish(shop_tools(platform.backend))
         chat = platform.conversation(provider)
@@ -120,7 +130,7 @@ def test_a_refusing_model_is_not_asked_again_and_its_error_is_not_repeated(platf
     assert len(model.bodies()) == 1
 
 
-def test_a_model_error_5xx_is_asked_once_more(platform, provider):
+def test_a_model_error_5xx_is_asked_once_more(platform, provider, short_retry_pause):
     platform.publish(shop_tools(platform.backend))
     model = platform.models[provider]
     model.script([[{"status": 503, "error": "overloaded"}, {"text": "Recovered."}]])
