@@ -60,6 +60,14 @@ def serving(app: Callable, make: Callable | None = None) -> Iterator[str]:
         server.stop(timeout=1)
 
 
+def wait_for(condition: Callable[[], object], seconds: float = 5.0) -> None:
+    """Return as soon as `condition()` holds, checking every hundredth of a second; gevent.Timeout after `seconds`.
+    For waiting on a thing that happens (a call has arrived), never on a guess of how long it takes."""
+    with gevent.Timeout(seconds):
+        while not condition():
+            gevent.sleep(0.01)
+
+
 # ---- definitions and organizations ---------------------------------------------------------------------------
 
 def tool(name: str, url: str = "/x", *, method: str = "GET", scope: str = "shared", parameters=(), **extra) -> dict:
@@ -67,6 +75,20 @@ def tool(name: str, url: str = "/x", *, method: str = "GET", scope: str = "share
     return {"name": name, "description": f"The {name} tool.", "method": method,
             "url": NOWHERE + url if url.startswith("/") else url, "scope": scope, "parameters": list(parameters),
             **extra}
+
+
+def gathering_tool(name: str, backend: str, group: str, count: int, wait: float | None = None, **extra) -> dict:
+    """A tool on the mock backend whose call answers once `count` calls of `group` are there at the same time, with
+    `{"met": true, ...}` (mock_backend.gathering): calls seen to run at once, where timing slow ones cost a second.
+    A call left alone answers `met: false` after `wait` seconds (the mock's default when None)."""
+    query = "" if wait is None else f"?wait={wait:g}"
+    return tool(name, f"{backend}/tools/{name}/together/{group}/{count}{query}", **extra)
+
+
+def gathered(result: dict) -> tuple[bool, int]:
+    """(met, most present) from a gathering tool's result, as the model was handed it."""
+    answer = json.loads(result["output"])
+    return answer["met"], answer["most_present"]
 
 
 def make_org(config: Config, slug: str) -> dict[str, str]:

@@ -1,5 +1,6 @@
 """Call records of steps that end together are written in one statement, and each step still waits for its own."""
 import gevent
+import gevent.event
 import pytest
 
 from service.conversations import records
@@ -15,8 +16,12 @@ class Inserts:
     def __init__(self, fail: Exception | None = None, seconds: float = 0.0) -> None:
         self.batches: list[list[dict]] = []
         self.fail, self.seconds = fail, seconds
+        self.writing: list[list[dict]] = []  # every batch given, whether or not it was written
+        self.started = gevent.event.Event()
 
     def __call__(self, rows):
+        self.writing.append(list(rows))
+        self.started.set()
         gevent.sleep(self.seconds)
         if self.fail is not None:
             raise self.fail
@@ -57,7 +62,8 @@ def test_a_writer_killed_while_writing_leaves_no_step_waiting():
     inserts = Inserts(seconds=5)
     writer = GroupWriter(inserts)
     first, follower = gevent.spawn(writer.write, rows(1)), gevent.spawn(writer.write, rows(2))
-    gevent.sleep(0.05)  # the first gathered the follower's rows and is writing both
+    assert inserts.started.wait(timeout=2)
+    assert inserts.writing == [rows(1) + rows(2)]  # the first gathered the follower's rows and is writing both
     first.kill()
     follower.join(timeout=2)
     assert follower.ready() and isinstance(follower.exception, ServiceError) and follower.exception.status == 503

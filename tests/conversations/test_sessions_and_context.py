@@ -4,7 +4,7 @@ import time
 import jwt
 
 from service.limits import CLOCK_SKEW_SECONDS
-from tests.helpers import SUBJECT_IN_PATH, Conversation, publish_project, tool
+from tests.helpers import SUBJECT_IN_PATH, Conversation, gathered, gathering_tool, publish_project, tool
 
 
 def test_session_start_tools_run_once_in_parallel_and_fill_the_context(service, backend):
@@ -13,17 +13,16 @@ def test_session_start_tools_run_once_in_parallel_and_fill_the_context(service, 
     publish_project(service, [
         tool("get_profile", backend + "/users/{subject}/profile", scope="per_user", runs_at_session_start=True,
              parameters=[SUBJECT_IN_PATH]),
-        tool("slow_start", backend + "/tools/slow_start/delay/1", runs_at_session_start=True),
-        tool("slow_start_2", backend + "/tools/slow_start_2/delay/1", runs_at_session_start=True),
+        gathering_tool("start_a", backend, "session-start", 2, runs_at_session_start=True),
+        gathering_tool("start_b", backend, "session-start", 2, runs_at_session_start=True),
         tool("broken_start", backend + "/tools/broken_start/status/500", runs_at_session_start=True),
         tool("vip_start", backend + "/tools/vip_start/echo", runs_at_session_start=True, required_entitlement="vip"),
         tool("search", backend + "/tools/search/echo"),
     ])
-    started = time.monotonic()
     conversation = Conversation(service, service.session_token("alice"))
-    assert time.monotonic() - started < 1.9  # the two 1-second tools overlapped
     context = {item["tool"]: item for item in conversation.opened["context"]}
-    assert set(context) == {"get_profile", "slow_start", "slow_start_2", "broken_start"}  # vip_start skipped
+    assert set(context) == {"get_profile", "start_a", "start_b", "broken_start"}  # vip_start skipped
+    assert gathered(context["start_a"]) == gathered(context["start_b"]) == (True, 2)  # both at the endpoint at once
     assert all(item["authoritative"] is True for item in context.values())
     assert context["get_profile"]["description"] == "The get_profile tool."
     assert '"loyalty_tier"' in context["get_profile"]["output"]
@@ -48,15 +47,11 @@ def test_a_session_start_tool_called_by_the_model_is_unknown(service, backend):
     assert result["error"]["kind"] == "unknown-tool"
 
 
-def test_two_one_second_calls_in_one_step_take_about_one_second(service, backend):
-    publish_project(service, [tool("slow_a", backend + "/tools/slow_a/delay/1"),
-                              tool("slow_b", backend + "/tools/slow_b/delay/1")])
+def test_both_calls_of_a_step_are_at_the_endpoint_at_once(service, backend):
+    publish_project(service, [gathering_tool("pair_a", backend, "step", 2), gathering_tool("pair_b", backend, "step", 2)])
     conversation = Conversation(service, service.session_token("alice"))
-    turn = conversation.turn()
-    started = time.monotonic()
-    results = conversation.step(turn, ("slow_a", {}), ("slow_b", {}))
-    assert time.monotonic() - started < 1.8
-    assert all("output" in r for r in results)
+    results = conversation.step(conversation.turn(), ("pair_a", {}), ("pair_b", {}))
+    assert [gathered(r) for r in results] == [(True, 2), (True, 2)]
 
 
 def test_a_conversation_is_visible_only_to_its_subject(service, backend):

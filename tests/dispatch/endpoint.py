@@ -4,6 +4,8 @@ Socket level rather than WSGI, so each fault is exactly what it says: a body cut
 reset, a drip, a gigabyte that is generated as it is sent and never held. It runs in this process
 under gevent (the test process is monkey-patched), on an ephemeral port, and is stopped by its fixture.
 Routes are chosen by the first path segment; the rest of the path holds the route's arguments.
+`/together/<group>/<count>?wait=S` is the mock backend's gathering (mock_backend.gathering), so a check that calls
+ran at once sees them meet instead of timing them.
 """
 from __future__ import annotations
 
@@ -15,10 +17,12 @@ import zlib
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Callable, Iterable
-from urllib.parse import unquote
+from urllib.parse import parse_qs, unquote
 
 import gevent
 from gevent.server import StreamServer
+
+from mock_backend.gathering import Gatherings
 
 GIB = 1 << 30
 _BLOCK = b"x" * 65_536
@@ -66,6 +70,7 @@ class Endpoint:
     after_end_sent: int = 0  # times /after-end finished sending its extra bytes
     bomb: bytes = b""
     server_names: list[str | None] = field(default_factory=list)  # SNI, for TLS endpoints
+    gatherings: Gatherings = field(default_factory=Gatherings)
 
     def __post_init__(self) -> None:
         if self.ssl_context is not None:
@@ -212,6 +217,15 @@ def _sleep(ep, sock, request, seconds):
     return True
 
 
+def _together(ep, sock, request, group, count):
+    """Answer once `count` calls of `group` are here at once (`met: true`), or alone after `wait` seconds."""
+    wait = float(parse_qs(request.target.partition("?")[2]).get("wait", ["5"])[0])
+    gathered = ep.gatherings.join(group, int(count), wait)
+    body = {"met": gathered.met, "most_present": gathered.most_present}
+    _respond(sock, 200, json.dumps(body).encode(), content_type="application/json")
+    return True
+
+
 def _redirect(ep, sock, request, kind):
     location = [("Location", "/text/200/followed")]
     if kind == "huge":
@@ -315,7 +329,7 @@ def _hang_up(ep, sock, request, when):
 _ROUTES: dict[str, Callable[..., bool]] = {
     "text": _text, "empty": _empty, "chars": _chars, "chunked-chars": _chunked_chars,
     "gzip-chars": _gzip_chars, "charset": _charset, "huge": _huge, "bomb": _bomb, "drip": _drip,
-    "sleep": _sleep, "redirect": _redirect, "cut": _cut, "echo": _echo, "set-cookie": _set_cookie,
+    "sleep": _sleep, "together": _together, "redirect": _redirect, "cut": _cut, "echo": _echo, "set-cookie": _set_cookie,
     "head-bytes": _head_bytes, "long-header": _long_header, "endless-headers": _endless_headers,
     "after-end": _after_end, "interim": _interim, "drip-head": _drip_head, "hang-up": _hang_up,
 }

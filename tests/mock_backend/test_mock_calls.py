@@ -19,10 +19,12 @@ def test_calls_record_start_end_status_and_claims(http, harness, live):
 
 
 def test_parallel_calls_overlap_in_the_record(http, harness, live):
-    def slow():
-        http.get(f"{live}/tools/slow_tool/delay/0.3", headers=harness.bearer("slow_tool"))
+    def gathering():  # answers only once the other call is there too: the two are at the mock at once
+        return http.get(f"{live}/tools/slow_tool/together/overlap/2", headers=harness.bearer("slow_tool")).json()
 
-    gevent.joinall([gevent.spawn(slow), gevent.spawn(slow)], raise_error=True)
+    calls = [gevent.spawn(gathering), gevent.spawn(gathering)]
+    gevent.joinall(calls, raise_error=True)
+    assert [call.value["met"] for call in calls] == [True, True]
     first, second = http.get(f"{live}/_calls").json()["calls"]
     assert max(first["started"], second["started"]) < min(first["ended"], second["ended"])
 

@@ -5,14 +5,49 @@ from __future__ import annotations
 import json
 
 import gevent
+import pytest
 
+from service.conversations import turns
 from service.database import db
 from service.limits import MAX_CALLS_PER_STEP
 from service.models import Conversation, Message
-from tests.helpers import free_port
+from tests.helpers import free_port, gathered, gathering_tool, wait_for
 from tests.turns.conftest import shop_tools, slow, turn_platform
 
 SEARCH = {"name": "search_products", "arguments": {"q": "milk"}}
+#: The turn deadline of the tests that reach it, each waiting it out once: a turn asks its model within milliseconds,
+#: so its first question always comes before it.
+TURN_DEADLINE = 0.3
+#: A tool call that alone outlasts the turn deadline.
+NAP_SECONDS = TURN_DEADLINE + 0.1
+#: A tool whose call waits at the mock until another conversation's call of it comes (`release`): a turn held open
+#: for as long as a test needs, and no longer.
+HOLD = "hold"
+#: The pause before a model is asked once more, shortened: the tests that retry count the questions, and need not
+#: wait out the real pause.
+RETRY_PAUSE_SECONDS = 0.01
+
+
+@pytest.fixture
+def short_retry_pause(monkeypatch):
+    monkeypatch.setattr(turns, "MODEL_RETRY_PAUSE_SECONDS", RETRY_PAUSE_SECONDS)
+
+
+def hold_tool(backend: str) -> dict:
+    return gathering_tool(HOLD, backend, "hold", 2)
+
+
+def held_turn(platform, chat, text: str) -> gevent.Greenlet:
+    """Start a turn whose model calls `hold`; return it once that call is waiting at the mock (the turn under way)."""
+    turn = gevent.spawn(chat.send, text)
+    wait_for(lambda: any(call["tool"] == HOLD for call in platform.backend_calls()) or turn.ready())
+    return turn
+
+
+def release(platform, provider: str) -> None:
+    """Another conversation's call of `hold` joins the waiting one, and both answer."""
+    partner = platform.conversation(provider)
+    assert gathered(partner.step(partner.turn(), (HOLD, {}))[0]) == (True, 2)
 
 
 def test_the_step_limit_stops_a_looping_model(tmp_path, provider):
@@ -39,23 +74,25 @@ def test_the_step_limit_stops_a_looping_model(tmp_path, provider):
 
 
 def test_the_deadline_stops_a_turn_and_the_model_is_not_asked_after_it(tmp_path, provider):
-    with turn_platform(tmp_path, providers=(provider,), turn_deadline_seconds=0.8) as platform:
-        platform.publish([slow("nap", 0.5, platform.backend)])
+    with turn_platform(tmp_path, providers=(provider,), turn_deadline_seconds=TURN_DEADLINE) as platform:
+        # The first step's call outlasts the deadline: without it, the model would be asked again.
+        platform.publish([slow("nap", NAP_SECONDS, platform.backend)])
         model = platform.models[provider]
         model.script([[{"calls": [{"name": "nap", "arguments": {}}], "repeat": True}]])
         chat = platform.conversation(provider)
 
         result = chat.send("Take your time")
 
-        assert result["stopped"] == {"reason": "turn-deadline",
-                                     "message": "The turn ran past its deadline of 0.8 seconds and was stopped."}
-        assert result["reply"] is None and result["steps"]
-        assert len(model.bodies()) == len(result["steps"])
+        assert result["stopped"] == {"reason": "turn-deadline", "message":
+                                     f"The turn ran past its deadline of {TURN_DEADLINE:g} seconds and was stopped."}
+        assert result["reply"] is None and len(result["steps"]) == 1
+        assert json.loads(result["steps"][0]["results"][0]["output"]) == {"slept": NAP_SECONDS}  # the step ran out
+        assert len(model.bodies()) == 1
         assert chat.history()[-1]["role"] == "platform"
 
 
 def test_a_model_slower_than_the_deadline_times_out(tmp_path, provider):
-    with turn_platform(tmp_path, providers=(provider,), turn_deadline_seconds=0.5) as platform:
+    with turn_platform(tmp_path, providers=(provider,), turn_deadline_seconds=TURN_DEADLINE) as platform:
         platform.publish(shop_tools(platform.backend))
         platform.models[provider].script([[{"text": "Too late.", "delay": 3}]])
         chat = platform.conversation(provider)
@@ -67,7 +104,7 @@ def test_a_model_slower_than_the_deadline_times_out(tmp_path, provider):
         assert [m["role"] for m in chat.history()] == ["user", "platform"]
 
 
-def test_an_unreachable_model_ends_the_turn_and_keeps_the_message(tmp_path, provider):
+def test_an_unreachable_model_ends_the_turn_and_keeps_the_message(tmp_path, provider, short_retry_pause):
     with turn_platform(tmp_path, providers=(provider,), model_url=f"http://127.0.0.1:{free_port()}") as platform:
         platform.publish(shop_tools(platform.backend))
         chat = platform.conversation(provider)
@@ -93,7 +130,7 @@ def test_a_refusing_model_is_not_asked_again_and_its_error_is_not_repeated(platf
     assert len(model.bodies()) == 1
 
 
-def test_a_model_error_5xx_is_asked_once_more(platform, provider):
+def test_a_model_error_5xx_is_asked_once_more(platform, provider, short_retry_pause):
     platform.publish(shop_tools(platform.backend))
     model = platform.models[provider]
     model.script([[{"status": 503, "error": "overloaded"}, {"text": "Recovered."}]])
@@ -121,17 +158,20 @@ def test_a_malformed_answer_mid_turn_keeps_what_was_said(platform, provider):
 
 
 def test_one_turn_at_a_time_per_conversation(platform, provider):
-    platform.publish(shop_tools(platform.backend))
-    platform.models[provider].script([[{"text": "Slow answer.", "delay": 0.6}], [{"text": "Next."}]])
+    platform.publish([hold_tool(platform.backend)])
+    platform.models[provider].script([[{"calls": [{"id": "h", "name": HOLD, "arguments": {}}]},
+                                       {"text": "Held, then answered."}], [{"text": "Next."}]])
     chat = platform.conversation(provider)
 
-    first = gevent.spawn(chat.send, "First")
-    gevent.sleep(0.2)
+    first = held_turn(platform, chat, "First")
     refused = chat.send("Second", expect=409)
     assert refused["code"] == "turn-in-progress"
-    assert first.get(timeout=10)["reply"] == "Slow answer."
+    release(platform, provider)
+    assert first.get(timeout=10)["reply"] == "Held, then answered."
     assert chat.send("Third")["reply"] == "Next."  # the lock was released
-    assert [m.get("text") for m in chat.history()] == ["First", "Slow answer.", "Third", "Next."]
+    history = chat.history()
+    assert [m["role"] for m in history] == ["user", "assistant", "tool", "assistant", "user", "assistant"]
+    assert [m["text"] for m in history if m.get("text")] == ["First", "Held, then answered.", "Third", "Next."]
 
 
 def test_a_message_must_be_text(platform, provider):
@@ -185,14 +225,14 @@ def test_calls_left_without_results_are_not_sent_to_the_model(platform, provider
 
 def test_messages_and_the_turn_lock_on_each_engine(tmp_path, database_url):
     with turn_platform(tmp_path, providers=("openai",), database_url=database_url) as platform:
-        platform.publish(shop_tools(platform.backend))
-        platform.models["openai"].script([[{"calls": [SEARCH]}, {"text": "Found it.", "delay": 0.5}],
-                                          [{"text": "Next."}]])
+        platform.publish([hold_tool(platform.backend)])
+        platform.models["openai"].script([[{"calls": [{"id": "h", "name": HOLD, "arguments": {}}]},
+                                           {"text": "Found it."}], [{"text": "Next."}]])
         chat = platform.conversation("openai")
 
-        first = gevent.spawn(chat.send, "Milk?")
-        gevent.sleep(0.3)
+        first = held_turn(platform, chat, "Milk?")
         assert chat.send("Meanwhile", expect=409)["code"] == "turn-in-progress"
+        release(platform, "openai")
         assert first.get(timeout=10)["reply"] == "Found it."
         assert chat.send("Then")["reply"] == "Next."
         assert [m["role"] for m in chat.history()] == ["user", "assistant", "tool", "assistant", "user", "assistant"]
