@@ -8,7 +8,7 @@ from service import gate
 from service.errors import ServiceError
 from service.gate import WorkGate
 from service.http.context import WORK_GATE_KEY
-from tests.helpers import Conversation, app_for, live_service, mock_backend, publish_project, tool
+from tests.helpers import Conversation, app_for, gathered, gathering_tool, live_service, mock_backend, publish_project
 
 BUSY = "The service is busy; try again shortly."
 #: Steps, each with one call to a tool that answers only once every one of them is at the endpoint at once.
@@ -50,14 +50,13 @@ def test_steps_waiting_on_their_calls_hold_no_place_at_a_gate_of_one(tmp_path):
     # Every step's call waits at the endpoint until all the others have arrived: they can only meet if no step
     # keeps the one place while its call is in flight.
     with live_service(tmp_path, max_requests_at_work=1) as service, mock_backend([service.issuer]) as backend:
-        publish_project(service, [tool("gathered", f"{backend}/tools/gathered/together/steps/{GATHERED_STEPS}")])
+        publish_project(service, [gathering_tool("gathered", backend, "steps", GATHERED_STEPS)])
         chat = Conversation(service, service.session_token())
         turn = chat.turn()
         steps = [gevent.spawn(chat.step, turn, ("gathered", {})) for _ in range(GATHERED_STEPS)]
         gevent.joinall(steps, timeout=30, raise_error=True)
 
-    outputs = [step.value[0].get("output") for step in steps]
-    assert all(output and '"met":true' in output for output in outputs), outputs
+    assert [gathered(step.value[0]) for step in steps] == [(True, GATHERED_STEPS)] * GATHERED_STEPS
 
 
 @pytest.fixture
