@@ -273,6 +273,10 @@ def stop_idle_servers() -> None:
             servers.pop().stop(timeout=1)
 
 
+#: How long a stopping in-process mock backend lets the requests it is still serving finish.
+MOCK_STOP_SECONDS = 0.1
+
+
 @contextlib.contextmanager
 def mock_backend(issuers, broken: str | None = None) -> Iterator[str]:
     """The mock backend in this process on a free loopback port; yields its base URL."""
@@ -284,7 +288,8 @@ def mock_backend(issuers, broken: str | None = None) -> Iterator[str]:
     try:
         yield f"http://{LOOPBACK}:{server.server_port}"
     finally:
-        server.stop(timeout=1)
+        # The test is over: a call the mock is still holding (a slow or dripping one) is cut, not waited for.
+        server.stop(timeout=MOCK_STOP_SECONDS)
         worker.kill()
 
 
