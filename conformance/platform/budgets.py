@@ -17,10 +17,17 @@ LATE_BY_SECONDS = 4.0
 #: A step holding a timed-out call must come back within the deadline plus this: the call is aborted.
 ABORT_SLACK_SECONDS = 3.0
 
-#: How long each of the calls that must overlap takes at the mock. Two of them in parallel must take less
-#: than their sum; the platform's own work (tokens, signing, storing) comes out of the margin that leaves, so
-#: a longer call leaves more: at 1 s, a loaded machine (load 10 on 2 cores) opened in 2.03 s now and then.
-OVERLAP_CALL_SECONDS = 1.5
+#: How long each call of a gathering (the mock's `together/<group>/<count>`, which answers once every call of the
+#: group is at the endpoint at once) waits for the rest, as a share of the call deadline. A platform running the
+#: calls in parallel never waits it: they meet within milliseconds. One running them one after another gets each
+#: call's `met: false` back well within the deadline (a step of two, one after the other, within half of it), so
+#: the case reports what the endpoint saw rather than timeouts.
+GATHERING_WAIT_SHARE = 0.25
+
+#: How long the first call of `parallel/results-in-order` takes at the mock, so that it comes back after the
+#: echoes beside it (milliseconds each) and results listed as they complete would put it last. It only has to
+#: finish last, not be long: the overlap itself is observed by the gathering cases.
+SLOW_FIRST_CALL_SECONDS = 0.5
 
 #: Clock difference tolerated between the kit and the platform when checking `iat`.
 CLOCK_TOLERANCE_SECONDS = 10
