@@ -11,7 +11,7 @@ from conformance.tokens import SigningKey
 #: deadline less the kit's `IN_TIME_MARGIN_SECONDS`, which `hold-slow` holds; the suite's one shorter delay
 #: (`SLOW_FIRST_CALL_SECONDS`, in `parallel/results-in-order`) must stay below that, and an ordinary call, on a
 #: loaded machine, far below the deadline itself.
-DEADLINE_SECONDS = 3.0
+DEADLINE_SECONDS = 2.5
 
 
 @dataclass
