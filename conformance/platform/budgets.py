@@ -37,5 +37,11 @@ CLOCK_TOLERANCE_SECONDS = 10
 #: refetch cooldown passes (the mock's is ten seconds); the rotation case retries this long.
 KEY_PICKUP_SECONDS = 15.0
 
+#: The rotation case retries soon at first (an endpoint may take the new key moments later), then twice as late
+#: each time, at most `KEY_PICKUP_RETRY_SECONDS` apart: a few calls more than one a second, and no whole second
+#: lost when the wait is short.
+KEY_PICKUP_FIRST_RETRY_SECONDS = 0.1
+KEY_PICKUP_RETRY_SECONDS = 1.0
+
 #: How long a platform and mock started by the kit may take to answer.
 START_SECONDS = 30.0
