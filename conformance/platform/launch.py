@@ -25,7 +25,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 import gevent
 
@@ -46,6 +46,10 @@ SCRIPTED_MODEL = "scripted"
 TEST_CALL_DEADLINE_VARIABLE = "TOOLGATE_TEST_CALL_DEADLINE_SECONDS"
 #: How long a stopped process gets to exit before it is killed.
 STOP_SECONDS = 10
+#: The servers the kit starts that keep nothing (the mock backend, the scripted model): killed, not stopped. A
+#: stop lets the calls in flight finish, and the platform gives up on one on purpose (the late answer of
+#: `failure/timed-out`), so the mock's clean stop waited its grace out at the end of every run.
+DISPOSABLE = frozenset({"mock-backend", "model-server"})
 LOG_TAIL_CHARS = 2_000
 
 
@@ -99,9 +103,14 @@ def _run(command: list[str], env: dict[str, str], doing: str) -> str:
     return done.stdout
 
 
-def _stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        process.terminate()
+def _stop_all(processes: list[subprocess.Popen]) -> None:
+    """Stop every process at once: each is told to stop before any is waited on, so their shutdowns overlap."""
+    for process in processes:
+        if process.poll() is None and process.args[1] in DISPOSABLE:
+            process.kill()
+        elif process.poll() is None:
+            process.terminate()
+    for process in processes:
         try:
             process.wait(timeout=STOP_SECONDS)
         except subprocess.TimeoutExpired:
@@ -109,13 +118,12 @@ def _stop(process: subprocess.Popen) -> None:
             process.wait()
 
 
-@contextlib.contextmanager
-def _server(command: list[str], env: dict[str, str], log: Path, what: str) -> Iterator[str]:
-    """Run a `toolgate` server with `--port 0` among its arguments; the URL it printed once bound.
+def _start(command: list[str], env: dict[str, str], log: Path, what: str) -> tuple[subprocess.Popen, str]:
+    """Start a `toolgate` server with `--port 0` among its arguments; the process, and the URL it printed once bound.
 
     Its output goes to `log` (a file: nothing it writes later can fill a pipe and stall it), which is
-    read until the listening line appears, the process exits, or the start budget passes. The process
-    is stopped when the context closes.
+    read until the listening line appears, the process exits, or the start budget passes. A server
+    that does not start (or whose start is abandoned) is stopped before this returns.
     """
     with open(log, "wb") as sink:
         process = subprocess.Popen(command, env=env, stdout=sink, stderr=subprocess.STDOUT)
@@ -128,14 +136,25 @@ def _server(command: list[str], env: dict[str, str], log: Path, what: str) -> It
         if found is None or process.poll() is not None:
             state = "exited" if process.poll() is not None else f"said nothing in {START_SECONDS:g} s"
             raise CouldNotRun(f"{what} did not start ({state}): {_tail(log) or 'no output'}")
-        yield found.group(1)
+    except BaseException:
+        _stop_all([process])
+        raise
+    return process, found.group(1)
+
+
+@contextlib.contextmanager
+def _server(command: list[str], env: dict[str, str], log: Path, what: str) -> Iterator[str]:
+    """A `toolgate` server (see `_start`) for as long as the context is open; its URL."""
+    process, url = _start(command, env, log, what)
+    try:
+        yield url
     finally:
-        _stop(process)
+        _stop_all([process])
 
 
-def _serve(toolgate: str, env: dict[str, str], database: str, workdir: Path,
-           public_url: str | None) -> contextlib.AbstractContextManager[str]:
-    """`toolgate serve` on a free port; its URL.
+def _serve_command(toolgate: str, env: dict[str, str], database: str,
+                   public_url: str | None) -> tuple[list[str], dict[str, str]]:
+    """`toolgate serve` on a free port: its command line and environment.
 
     The issuer is `{public URL}/orgs/{slug}`, computed when serving, so the organization created
     before the port was known still gets the right one. The public URL is the platform's own (the
@@ -145,12 +164,19 @@ def _serve(toolgate: str, env: dict[str, str], database: str, workdir: Path,
     env = {name: value for name, value in env.items() if name != "TOOLGATE_PUBLIC_URL"}
     if public_url:
         command += ["--public-url", public_url]
-    return _server(command, env, workdir / "serve.log", "`toolgate serve`")
+    return command, env
+
+
+def _mock_command(toolgate: str, issuer: str) -> list[str]:
+    return [toolgate, "mock-backend", "--host", LOOPBACK, "--port", "0", "--issuer", issuer]
+
+
+def _model_command(toolgate: str) -> list[str]:
+    return [toolgate, "model-server", "--host", LOOPBACK, "--port", "0"]
 
 
 def _create_organization(toolgate: str, env: dict[str, str], database: str) -> tuple[str, str]:
-    """Migrate the database and create the organization; its (admin key, agent key)."""
-    _run([toolgate, "migrate", "--database", database], env, "migrating the database")
+    """Create the organization in a migrated database; its (admin key, agent key)."""
     created = json.loads(_run([toolgate, "org", "create", ORG, "--json", "--database", database], env,
                               "creating the organization"))
     agent = json.loads(_run([toolgate, "key", "create", "--org", ORG, "--role", "agent", "--json",
@@ -159,28 +185,57 @@ def _create_organization(toolgate: str, env: dict[str, str], database: str) -> t
 
 
 @contextlib.contextmanager
-def mock_backend(issuer: str, toolgate: str | None = None) -> Iterator[str]:
+def _alone(command: list[str], what: str, prefix: str) -> Iterator[str]:
+    """One server in a temporary directory of its own (for its log), as the kit's user starts it; its URL."""
+    workdir = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        with _server(command, dict(os.environ), workdir / "server.log", what) as url:
+            yield url
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def mock_backend(issuer: str, toolgate: str | None = None) -> contextlib.AbstractContextManager[str]:
     """`toolgate mock-backend` on a free loopback port, trusting `issuer`; its URL."""
-    command = [toolgate or toolgate_command(), "mock-backend", "--host", LOOPBACK, "--port", "0",
-               "--issuer", issuer]
-    workdir = Path(tempfile.mkdtemp(prefix="toolgate-conformance-mock-"))
-    try:
-        with _server(command, dict(os.environ), workdir / "mock.log", "the mock backend") as url:
-            yield url
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+    return _alone(_mock_command(toolgate or toolgate_command(), issuer), "the mock backend",
+                  "toolgate-conformance-mock-")
 
 
-@contextlib.contextmanager
-def model_server(toolgate: str | None = None) -> Iterator[str]:
+def model_server(toolgate: str | None = None) -> contextlib.AbstractContextManager[str]:
     """`toolgate model-server`, the scripted model, on a free loopback port; its URL."""
-    command = [toolgate or toolgate_command(), "model-server", "--host", LOOPBACK, "--port", "0"]
-    workdir = Path(tempfile.mkdtemp(prefix="toolgate-conformance-model-"))
-    try:
-        with _server(command, dict(os.environ), workdir / "model.log", "the scripted model") as url:
-            yield url
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+    return _alone(_model_command(toolgate or toolgate_command()), "the scripted model", "toolgate-conformance-model-")
+
+
+class _Concurrently:
+    """The greenlets of one start-up. A result is awaited where it is needed and a failure raised there: a
+    greenlet's own uncaught exception would also be printed by gevent's hub, as a crash. `kill` ends any still
+    running (a start abandoned stops its process, a command its child)."""
+
+    def __init__(self) -> None:
+        self._greenlets: list[gevent.Greenlet] = []
+
+    def spawn(self, function: Callable[..., Any], *args: Any) -> gevent.Greenlet:
+        """Run `function(*args)` in a greenlet of its own."""
+        def outcome() -> tuple[bool, Any]:
+            try:
+                return True, function(*args)
+            except Exception as failure:  # raised again by `result`, in the greenlet that needs the value
+                return False, failure
+        greenlet = gevent.spawn(outcome)
+        self._greenlets.append(greenlet)
+        return greenlet
+
+    @staticmethod
+    def result(greenlet: gevent.Greenlet) -> Any:
+        """What the greenlet's function returned, once it has; what it raised is raised here."""
+        succeeded, value = greenlet.get()
+        if not succeeded:
+            raise value
+        return value
+
+    def kill(self) -> None:
+        """End every greenlet still running."""
+        gevent.killall(self._greenlets)
 
 
 @contextlib.contextmanager
@@ -192,6 +247,11 @@ def local_platform(public_url: str | None = None, model_via: str | None = None,
     in front of it): the issuer, and so the key set the mock trusts, live there. `model_via` is
     where the platform reaches the model when that is not the model server itself (a proxy again). A
     `call_deadline_seconds` below the spec's is for the kit's own tests only.
+
+    What does not wait on another starts at once, each in a greenlet of its own: the model server, the
+    migration and, when the public URL is known beforehand, the mock; then the organization and the
+    platform, which need the schema (the platform, the model's URL too); then the mock, if the platform's
+    URL names its issuer. Starting one after another cost seconds more. Everything stops at once too.
     """
     toolgate = toolgate_command()
     workdir = Path(tempfile.mkdtemp(prefix="toolgate-conformance-"))
@@ -201,13 +261,33 @@ def local_platform(public_url: str | None = None, model_via: str | None = None,
     env.pop(TEST_CALL_DEADLINE_VARIABLE, None)
     if call_deadline_seconds is not None:
         env[TEST_CALL_DEADLINE_VARIABLE] = f"{call_deadline_seconds:g}"
+    processes: list[subprocess.Popen] = []
+    started = _Concurrently()
+
+    def start(command: list[str], environment: dict[str, str], log: str, what: str) -> str:
+        process, url = _start(command, environment, workdir / log, what)
+        processes.append(process)
+        return url
+
+    def mock(issuer_base: str) -> str:
+        return start(_mock_command(toolgate, f"{issuer_base}/orgs/{ORG}"), dict(os.environ), "mock.log",
+                     "the mock backend")
+
     try:
-        admin_key, agent_key = _create_organization(toolgate, env, database)
-        with model_server(toolgate) as model_url:
-            env.update(TOOLGATE_MODEL_PROVIDER="openai", TOOLGATE_MODEL_BASE_URL=f"{model_via or model_url}/v1",
-                       TOOLGATE_MODEL=SCRIPTED_MODEL, TOOLGATE_MODEL_API_KEY="")
-            with _serve(toolgate, env, database, workdir, public_url) as url, \
-                    mock_backend(f"{public_url or url}/orgs/{ORG}", toolgate) as mock_url:
-                yield Started(url, admin_key, agent_key, mock_url, model_url)
+        model = started.spawn(start, _model_command(toolgate), dict(os.environ), "model.log", "the scripted model")
+        migrated = started.spawn(_run, [toolgate, "migrate", "--database", database], env, "migrating the database")
+        early_mock = started.spawn(mock, public_url) if public_url else None
+        started.result(migrated)
+        model_url = started.result(model)
+        keys = started.spawn(_create_organization, toolgate, env, database)
+        command, serving = _serve_command(toolgate, {
+            **env, "TOOLGATE_MODEL_PROVIDER": "openai", "TOOLGATE_MODEL_BASE_URL": f"{model_via or model_url}/v1",
+            "TOOLGATE_MODEL": SCRIPTED_MODEL, "TOOLGATE_MODEL_API_KEY": ""}, database, public_url)
+        url = start(command, serving, "serve.log", "`toolgate serve`")
+        mock_url = started.result(early_mock) if early_mock is not None else mock(url)  # a greenlet is false once done
+        admin_key, agent_key = started.result(keys)
+        yield Started(url, admin_key, agent_key, mock_url, model_url)
     finally:
+        started.kill()
+        _stop_all(processes)
         shutil.rmtree(workdir, ignore_errors=True)

@@ -17,7 +17,11 @@ from tests.conformance_platform.forwarding import quiet_server, wsgi
 from tests.conformance_platform.front import Front
 from tests.conformance_platform.model_double import ModelDouble
 from tests.conformance_platform.state import DEADLINE_SECONDS, Shared
+from tests.conformance_platform.whole_run import WholeRun
 from tests.helpers import serving
+
+#: The test that reads the whole run's outcome (tests/conformance_platform/test_command.py).
+WHOLE_RUN_TEST = "test_the_whole_suite_passes_against_a_platform_the_kit_starts"
 
 
 @dataclass
@@ -55,3 +59,17 @@ def doubles():
             back.upstream = started.mock_url
             model.upstream = started.model_url
             yield Doubles(front, back, model, shared, front_url, back_url, started)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def whole_run(request, tmp_path_factory):
+    """The kit's whole suite on a platform of its own, started with this folder's first test to run beside the
+    others (see whole_run.py); None when its test is not selected."""
+    if not any(item.name == WHOLE_RUN_TEST for item in request.session.items):
+        yield None
+        return
+    run = WholeRun.start(tmp_path_factory.mktemp("whole-run"))
+    try:
+        yield run
+    finally:
+        run.stop()

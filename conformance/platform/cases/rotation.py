@@ -14,7 +14,7 @@ import gevent
 
 from conformance.case import Check, Verdict
 from conformance.platform.assertions import Inspected, fetch_jwks, verify_signature
-from conformance.platform.budgets import KEY_PICKUP_SECONDS
+from conformance.platform.budgets import KEY_PICKUP_FIRST_RETRY_SECONDS, KEY_PICKUP_RETRY_SECONDS, KEY_PICKUP_SECONDS
 from conformance.platform.cases.assertion import echo_project, received
 from conformance.platform.client import Conversation, PlatformTarget, echoed, expect_status
 from conformance.platform.suite import SUITE, contract, threats
@@ -31,6 +31,7 @@ def _published_kids(target: PlatformTarget) -> list[str]:
 def _call_after_rotation(target: PlatformTarget, conversation: Conversation, name: str) -> dict:
     """Call until the endpoint takes the new key (or refuses for another reason, or time runs out)."""
     deadline = time.monotonic() + KEY_PICKUP_SECONDS
+    pause = KEY_PICKUP_FIRST_RETRY_SECONDS
     while True:
         result = conversation.call(name)
         if echoed(result) is not None or time.monotonic() > deadline:
@@ -38,7 +39,8 @@ def _call_after_rotation(target: PlatformTarget, conversation: Conversation, nam
         calls = target.calls_to(name)
         if not calls or calls[-1].get("reason") != UNKNOWN_KEY:
             return result
-        gevent.sleep(1)
+        gevent.sleep(pause)
+        pause = min(2 * pause, KEY_PICKUP_RETRY_SECONDS)
 
 
 @SUITE.case(

@@ -13,10 +13,10 @@ from typing import Any
 
 from conformance.case import Check, Verdict
 from conformance.limits import EXCERPT_CHARS
-from conformance.platform.budgets import OVERLAP_CALL_SECONDS
 from conformance.platform.cases.failure import error
-from conformance.platform.cases.session_start import intervals, overlapping, starter
+from conformance.platform.cases.session_start import starter
 from conformance.platform.client import SUBJECT_IN_PATH, PlatformTarget, echoed, tool
+from conformance.platform.gathering import expect_met, expect_overlapping, gathering
 from conformance.platform.model import NEEDS_MODEL, answered
 from conformance.platform.suite import SUITE, contract, running
 
@@ -158,8 +158,9 @@ def failure_object_to_model(target: PlatformTarget) -> Verdict:
 @SUITE.case(
     "turn/step-calls-parallel",
     title="The calls of one model step run in parallel, their results given back in order",
-    requirement=f"When the model asks for two calls of {OVERLAP_CALL_SECONDS:g} s each in one step, they run at "
-                "the same time at the endpoint, and the model is then given both results in its calls' order.",
+    requirement="When the model asks for two calls in one step, they are at the endpoint at the same time (each "
+                "waits there for the other, and both answer that they met), and the model is then given both "
+                "results in its calls' order.",
     spec=(running("When it requests several calls in a single step, the platform runs them in parallel rather "
                   "than one after another."),
           running("It fires all of them together, waits for the last one to come back, and hands the whole set "
@@ -170,15 +171,15 @@ def step_calls_parallel(target: PlatformTarget) -> Verdict:
         return Verdict.errored(NEEDS_MODEL)
     names = [target.name("turn_parallel", str(i)) for i in range(2)]
     project = target.project("turn-parallel")
-    target.publish_project(project, [tool(n, target.mock(n, f"delay/{OVERLAP_CALL_SECONDS:g}")) for n in names])
+    meet = gathering(target, "turn_parallel", len(names))
+    target.publish_project(project, [tool(n, target.mock(n, meet)) for n in names])
     turn = target.model.turn(target.conversation(project), "Both at once, please.",
                              [{"calls": [_call("c1", names[0]), _call("c2", names[1])]}, {"text": "Done."}])
-    answered(turn, "running the turn")
-    calls = [target.calls_to(n) for n in names]
+    body = answered(turn, "running the turn")
+    steps = body.get("steps") or [{}]
     check = Check()
-    if check.expect(all(len(c) == 1 for c in calls), "calls recorded", "one per tool", [len(c) for c in calls]):
-        ran = [c[0] for c in calls]
-        check.expect(overlapping(ran), "the two calls", "running at the same time", intervals(ran))
+    expect_met(check, steps[0].get("results") or [], len(names))
+    expect_overlapping(check, target, names)
     given = turn.seen[1].results() if len(turn.seen) > 1 else []
     check.equal("the results the model is given, by call id", ["c1", "c2"], [call_id for call_id, _ in given])
     return check.verdict()
