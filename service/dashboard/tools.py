@@ -18,6 +18,7 @@ from service.dashboard.forms import (
 )
 from service.dashboard.history import tool_extras
 from service.dashboard.readable import names, repinned_sentence
+from service.dashboard.tool_list import COLUMNS, ListQuery, listing
 from service.dashboard.web import PUBLISH, READ, WRITE_DRAFTS, blp, done, page, powers, principal, requires
 from service.definition import ELEMENT_TYPES, LOCATIONS, METHODS, SCOPES, SUBJECT, TYPES
 from service.errors import ServiceError
@@ -57,16 +58,33 @@ def in_project(name: str) -> set[str]:
 @blp.get("/tools")
 @requires(READ)
 def tools():
-    """Every tool; or a project's (see `in_project`); or only the organization-wide ones."""
+    """Every tool; or a project's (see `in_project`); or only the organization-wide ones: searched by name, display
+    name and description, sorted by any column, a page at a time."""
     chosen = request.args.get("project", "")
-    found = registry.list_tools(_org())
+    query = ListQuery.from_args(request.args)
+    found = registry.tool_lines(_org())
     if chosen == ORGANIZATION_WIDE:
-        found = [t for t in found if t.project_id is None]
+        found = [t for t in found if t["project"] is None]
     elif chosen:
-        names = in_project(chosen)
-        found = [t for t in found if t.name in names]
-    return page("tools.html", tools=[summary(t) for t in found], projects=registry.list_projects(_org()),
-                chosen=chosen, organization_wide=ORGANIZATION_WIDE)
+        having = in_project(chosen)
+        found = [t for t in found if t["name"] in having]
+    kept = {"project": chosen} if chosen else {}
+    return page("tools.html", listed=listing(found, query), query=query, kept=kept, columns=COLUMNS,
+                projects=registry.list_projects(_org()), chosen=chosen, organization_wide=ORGANIZATION_WIDE)
+
+
+#: The register form's labels: its inputs and its summary of problems name each field the same way.
+REGISTER_LABELS = {"name": "Tool name", "display_name": "Display name (optional)", "project": "Project",
+                   "description": "Description", "method": "Method", "url": "URL", "scope": "Scope"}
+REGISTER = "register"
+ADDED_PLACEHOLDERS = "Added a path parameter for {names} from the URL; check {them} and register again."
+ADDED_SUBJECT = " The {subject} placeholder makes the tool per-user: the platform fills it from the session token."
+
+
+def _register_page(data: dict, status: int = 200, violations=(), message: str | None = None,
+                   note: str | None = None):
+    return page("register.html", status, violations=violations, state=data, projects=registry.list_projects(_org()),
+                choices=CHOICES, labels=REGISTER_LABELS, message=message, note=note, blank=BLANK_PARAMETER)
 
 
 #: The register form's labels: its inputs and its summary of problems name each field the same way.
