@@ -254,6 +254,10 @@ def test_an_agent_key_sees_no_publish_button(story):
     assert seen["publish_page"] == "Not allowed"
 
 
+def test_a_url_no_page_has_shows_the_dashboards_error_page(story):
+    assert story["error_page"] == {"status": 404, "type": "text/html", "h1": "Not found"}
+
+
 def test_it_works_at_phone_width_and_by_keyboard(story):
     seen = story["phone_and_keyboard"]
     assert seen["overflow"] == {path: 0 for path in seen["overflow"]}
