@@ -13,7 +13,7 @@ cannot make the mock sleep, stream or allocate without limit:
 - `gzip-bomb`            `Content-Encoding: gzip`, ~130 KB on the wire, 128 MiB decoded
 - `redirect?code=302&body=1`  a redirect to this tool's `echo`, with or without a body
 - `fault/<name>`         a broken connection (see mock_backend.faults)
-- `echo`, `echo/<path>`  any method: what the platform sent, exactly (see `echo`)
+- `echo`, `echo/<path>`  any method: what the platform sent, exactly, but the assertion (see `echo`)
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from werkzeug.routing import BaseConverter
 
 from mock_backend.faults import FAULTS, SocketFault
 from mock_backend.gathering import MAX_GATHERING_SIZE, MAX_GROUP_CHARS, Gatherings, TooManyGroups
-from mock_backend.guard import serves, verified_claims
+from mock_backend.guard import call_id, serves, verified_claims
 
 blp = Blueprint("behaviours", __name__, url_prefix="/tools/<tool>")
 
@@ -55,6 +55,8 @@ RESET_SENT_BYTES = 64
 #: Long enough for the client to have read the headers before the RST arrives.
 RESET_PAUSE_SECONDS = 0.1
 REDIRECT_CODES = (301, 302, 303, 307, 308)
+#: The one header the echo leaves out: the call's assertion (see `echo`).
+NEVER_ECHOED = "authorization"
 #: Bodies never allowed by HTTP, whatever the route is asked for.
 BODILESS_CODES = (204, 304)
 
@@ -265,7 +267,11 @@ def _register_converter(state) -> None:
 @blp.route("/echo<rest:rest>", methods=METHODS + ["HEAD", "OPTIONS"], provide_automatic_options=False)
 @serves()
 def echo(tool: str, rest: str):
-    """Exactly what arrived: method, raw path, query (raw and parsed), headers, body, claims."""
+    """Exactly what arrived: method, raw path, query (raw and parsed), headers, body, and the claims it verified;
+    all but the Authorization header. An endpoint's answer goes to the model as the tool's output, and the assertion
+    in that header is a live bearer credential: echoed, it would sit in the model's context and the conversation's
+    logs, for the model (or a prompt that steers it) to repeat. So it stays out, and `call` names this request in
+    the call record (`GET /_calls`), where a check reads the assertion it carried."""
     raw = request.get_data(cache=False)
     text = raw.decode("utf-8", errors="replace")
     try:
@@ -278,5 +284,6 @@ def echo(tool: str, rest: str):
     return jsonify(
         method=request.method, path=path,
         query={"raw": query, "parsed": request.args.to_dict(flat=False)},
-        headers=dict(request.headers), body=text, json=parsed, claims=verified_claims(),
+        headers={k: v for k, v in request.headers.items() if k.lower() != NEVER_ECHOED},
+        body=text, json=parsed, claims=verified_claims(), call=call_id(),
     )

@@ -3,10 +3,14 @@
 `Recorder` is WSGI middleware: it stamps `started` when a request arrives and `ended` when its
 response has been sent (or abandoned), so overlapping intervals show calls that ran in parallel.
 Views add what only they know (the tool the route serves, the rejection reason, the verified
-subject and turn) to the entry found under `environ[CALL_KEY]`.
+subject and turn, the Authorization header it carried) to the entry found under `environ[CALL_KEY]`.
+
+The record is where a check reads the assertion a call carried (`authorization`), by the entry's `id`, which the
+echo names: an answer never carries it, since whatever an endpoint answers goes to the model.
 """
 from __future__ import annotations
 
+import itertools
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -29,13 +33,15 @@ class CallLog:
 
     def __init__(self, size: int = MAX_RECORDED_CALLS) -> None:
         self._calls: deque[dict[str, Any]] = deque(maxlen=size)
+        self._ids = itertools.count(1)
 
     def start(self, method: str, path: str, query: str) -> dict[str, Any]:
-        """A new entry for a request that has just arrived; its owner fills in the rest."""
+        """A new entry for a request that has just arrived, numbered in arrival order; its owner fills in the
+        rest."""
         entry: dict[str, Any] = {
-            "tool": None, "method": method, "path": path, "query": query,
+            "id": next(self._ids), "tool": None, "method": method, "path": path, "query": query,
             "started": time.time(), "ended": None, "status": None,
-            "reason": None, "fault": None, "sub": None, "turn": None,
+            "reason": None, "fault": None, "sub": None, "turn": None, "authorization": None,
         }
         self._calls.append(entry)
         return entry

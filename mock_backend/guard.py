@@ -28,6 +28,7 @@ def serves(tool: str | None = None) -> Callable:
             name = tool or kwargs["tool"]
             entry = request.environ.get(CALL_KEY, {})
             entry["tool"] = name
+            entry["authorization"] = request.headers.get("Authorization")
             verifier = current_app.extensions[VERIFIER_KEY]
             try:
                 claims = verifier.verify(request.headers.get("Authorization"), name)
@@ -42,6 +43,11 @@ def serves(tool: str | None = None) -> Callable:
         return guarded
 
     return decorate
+
+
+def call_id() -> int | None:
+    """This request's number in the call record (`GET /_calls`), where its Authorization header is kept."""
+    return request.environ.get(CALL_KEY, {}).get("id")
 
 
 def verified_claims() -> dict[str, Any] | None:

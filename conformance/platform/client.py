@@ -264,8 +264,9 @@ def brief(result: dict[str, Any]) -> str:
     return f"output {output[:EXCERPT_CHARS]!r}" + ("…" if len(output) > EXCERPT_CHARS else "")
 
 
-def bearer(seen: dict[str, Any]) -> str | None:
-    """The Bearer token the endpoint received, from an echo."""
-    headers = {k.lower(): v for k, v in seen.get("headers", {}).items()}
-    scheme, _, token = headers.get("authorization", "").partition(" ")
+def bearer(target: PlatformTarget, tool: str, seen: dict[str, Any]) -> str | None:
+    """The Bearer token the endpoint received, from the mock's call record of the echo `seen`: the echo names its
+    record (`call`) and never shows the token itself, since whatever an endpoint answers goes to the model."""
+    record = next((c for c in target.calls_to(tool) if c.get("id") == seen.get("call")), None)
+    scheme, _, token = str((record or {}).get("authorization") or "").partition(" ")
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None

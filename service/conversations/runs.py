@@ -163,17 +163,22 @@ def parse_calls(data: Any) -> list[ModelCall]:
 
 def run_model_step(session: Session, conversation: Conversation, turn: Turn, calls: Sequence[ModelCall],
                    dispatcher: Dispatcher, *, assertions: list[str | None] | None = None,
+                   found: list[tuple[tuple[str, str], ...]] | None = None,
                    slots_held: bool = False) -> list[dict[str, Any]]:
     """Run one model step: every call in parallel, results in the calls' order.
 
     Each result is what the model sees (`output` or `error`) plus the call's `latency_ms`. A caller that shows
     people what was sent (the playground) passes `assertions` to receive each call's signed assertion, or None
-    where nothing was called. 429 when the organization's share of calls in flight would be passed, unless the
-    caller already holds the step's slots (`slots_held`).
+    where nothing was called, and `found` to receive, for each call, the arguments that did not fit and why (empty
+    unless it failed invalid-arguments): the model itself only ever gets the fixed failure object. 429 when the
+    organization's share of calls in flight would be passed, unless the caller already holds the step's slots
+    (`slots_held`).
     """
     tools = offered(conversation_tools(conversation), session.entitlements)
     outcomes = _dispatch(session, turn.id, calls, tools, dispatcher, conversation.id, session_start=False,
                          assertions=assertions, slots_held=slots_held)
+    if found is not None:
+        found.extend(outcome.found for outcome in outcomes)
     return [{"id": call.id, "name": call.name, **outcome.to_result(), "latency_ms": outcome.latency_ms}
             for call, outcome in zip(calls, outcomes)]
 
@@ -203,7 +208,8 @@ def _dispatch(session: Session, turn: str, calls: Sequence[ModelCall], tools: di
             return lambda: CallOutcome(UNKNOWN_TOOL)
         arguments = _arguments(call.arguments)
         if not isinstance(arguments, dict):
-            return lambda: CallOutcome(INVALID_ARGUMENTS, detail="arguments are not a JSON object")
+            return lambda: CallOutcome(INVALID_ARGUMENTS, detail="arguments are not a JSON object",
+                                       found=(("arguments", "not a JSON object"),))
 
         def sign() -> str:
             jtis[index] = _new_id()

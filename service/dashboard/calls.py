@@ -1,9 +1,10 @@
 """What the playground shows about each call: its result, its time, and the assertion behind it. No Flask.
 
-Two views of the assertion, both labelled for what they are:
-- *signed*: for every call that was made, the assertion the platform signed and sent, decoded (header and claims);
-- *received*: when the endpoint is the mock backend's echo, its answer carries the claims it verified and the
-  Authorization header it got, so the page decodes exactly the token the endpoint received.
+The assertion is shown once: for every call that was made, the one the platform signed and sent, decoded (header
+and claims). When the endpoint is the mock backend's echo, its answer carries the claims it verified (never the token:
+an echo of the Authorization header would hand the model a live credential), and the page says whether they are the
+signed ones, showing them apart only when they differ. For a call whose arguments did not fit, the page lists each
+argument and what is wrong with it; the model itself gets only the fixed failure object.
 """
 from __future__ import annotations
 
@@ -32,20 +33,15 @@ def decode_unverified(token: str) -> dict[str, Any] | None:
     return {"header": header, "claims": claims}
 
 
-def received_assertion(output: str | None) -> dict[str, Any] | None:
-    """From an echo answer: the Bearer token it received, decoded, and the claims it says it verified."""
+def verified_claims(output: str | None) -> dict[str, Any] | None:
+    """From an echo answer: the claims the endpoint says it verified; None when the answer is not an echo."""
     try:
         echo = json.loads(output) if output else None
     except ValueError:
         return None
     if not isinstance(echo, dict) or not isinstance(echo.get("headers"), dict):
         return None
-    headers = {str(k).lower(): v for k, v in echo["headers"].items()}
-    scheme, _, token = str(headers.get("authorization", "")).partition(" ")
-    decoded = decode_unverified(token) if scheme.lower() == "bearer" else None
-    if decoded is None and not isinstance(echo.get("claims"), dict):
-        return None
-    return {"token": decoded, "verified": echo.get("claims")}
+    return echo["claims"] if isinstance(echo.get("claims"), dict) else None
 
 
 def pretty(text: str | None) -> str:
@@ -58,17 +54,27 @@ def pretty(text: str | None) -> str:
         return text
 
 
-def shown_results(results: list[dict[str, Any]], assertions: list[str | None]) -> list[dict[str, Any]]:
-    """Each result as the model sees it, with the call's time and the assertion signed for it (None where
-    nothing was called); both lists are in the calls' order."""
-    return [{
-        "result": result,
-        "error": json.dumps(result["error"]) if "error" in result else None,
-        "output": pretty(result.get("output")),
-        "latency_ms": result.get("latency_ms"),
-        "signed": decode_unverified(token) if token else None,
-        "received": received_assertion(result.get("output")),
-    } for result, token in zip(results, assertions)]
+def shown_results(results: list[dict[str, Any]], assertions: list[str | None],
+                  found: list[tuple[tuple[str, str], ...]]) -> list[dict[str, Any]]:
+    """Each result as the model sees it, with the call's time, the assertion signed for it (None where nothing was
+    called), whether the endpoint verified those very claims, and any arguments that did not fit (`found`, for the
+    admin only); all lists are in the calls' order."""
+    shown = []
+    for result, token, problems in zip(results, assertions, found):
+        signed = decode_unverified(token) if token else None
+        verified = verified_claims(result.get("output"))
+        shown.append({
+            "result": result,
+            "error": json.dumps(result["error"]) if "error" in result else None,
+            "output": pretty(result.get("output")),
+            "latency_ms": result.get("latency_ms"),
+            "signed": signed,
+            "signed_text": json.dumps(signed, indent=2, ensure_ascii=False) if signed else None,
+            "verified": verified,
+            "verified_same": verified is not None and signed is not None and verified == signed["claims"],
+            "problems": [{"argument": argument, "problem": problem} for argument, problem in problems],
+        })
+    return shown
 
 _EXAMPLES = {"string": "", "number": 0, "boolean": False, "array": [], "object": {}}
 

@@ -9,14 +9,16 @@ import json
 import re
 from typing import Any, Iterable, Mapping
 
+from service.definition import SUBJECT
 from service.errors import Violation
 from service.limits import MAX_STORED_INTEGER
-from service.registry.rules import violation
+from service.registry.rules import NAME_PATTERN, placeholders, violation
 from service.text import whole_number
 
 PARAMETERS = "parameters"
 CALLS = "calls"
-PARAMETER_FIELDS = ("name", "type", "location", "element_type", "required", "description")
+#: A parameter row's fields in the order the editor's table shows them, left to right.
+PARAMETER_FIELDS = ("name", "type", "element_type", "location", "required", "description")
 CALL_FIELDS = ("name", "arguments")
 # A row index is a few ASCII digits: thousands of them (a 500 when read as a number) name no row, so match nothing.
 _ROW_KEY = re.compile(r"^(\w+)\[([0-9]{1,6})\]\.(\w+)$")
@@ -35,8 +37,11 @@ _LABELS = {"url": "URL", "required_entitlement": "Required entitlement", "displa
 _ROWS = {"parameters": "Parameter", "calls": "Call"}
 
 
-def field_label(field: str) -> str:
-    """A field path as a person reads it: `parameters[1].element_type` → `Parameter 2, element type`."""
+def field_label(field: str, labels: Mapping[str, str] | None = None) -> str:
+    """A field path as a person reads it: `parameters[1].element_type` → `Parameter 2, element type`. A page
+    whose inputs carry labels of their own (`labels`) names its fields as they do."""
+    if labels and field in labels:
+        return labels[field]
     match = _ROW_KEY.match(field) or re.match(r"^(\w+)\[(\d+)\]$", field)
     if match and match[1] in _ROWS:
         row = f"{_ROWS[match[1]]} {int(match[2]) + 1}"
@@ -104,7 +109,8 @@ def editor_state(definition: Mapping[str, Any], display_name: str) -> dict[str, 
 
 
 def registration_from_form(form: Mapping[str, str]) -> dict[str, Any]:
-    """A registration: the few fields a valid first draft needs; the editor does the rest."""
+    """A registration: the few fields a valid first draft needs, and any parameters its URL's placeholders need
+    already; the editor does the rest."""
     return {
         "name": _text(form, "name"),
         "display_name": _text(form, "display_name"),
@@ -112,9 +118,24 @@ def registration_from_form(form: Mapping[str, str]) -> dict[str, Any]:
         "description": _text(form, "description", strip=False),
         "method": _text(form, "method"),
         "url": _text(form, "url"),
-        "scope": "shared",
-        PARAMETERS: [],
+        "scope": _text(form, "scope") or "shared",
+        PARAMETERS: [parameter_from_row(r) for r in rows(form, PARAMETERS, PARAMETER_FIELDS)],
     }
+
+
+def with_placeholder_parameters(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """A refused registration with a path parameter added for each `{placeholder}` of its URL that has none (a
+    string, required, as a path value must be), and per-user when one of them is the subject; and the names added.
+    The form shows them for the person to check and send again: a first URL with a placeholder then ends in a
+    draft, not in a refusal with no way on."""
+    have = {p.get("name") for p in data[PARAMETERS] if p.get("location") == "path"}
+    added = [name for name in dict.fromkeys(placeholders(data.get("url") or ""))
+             if name not in have and NAME_PATTERN.fullmatch(name)]
+    if not added:
+        return data, []
+    rows_added = [{**BLANK_PARAMETER, "name": name, "location": "path"} for name in added]
+    scope = "per_user" if SUBJECT in added else data.get("scope")
+    return {**data, "scope": scope, PARAMETERS: [*data[PARAMETERS], *rows_added]}, added
 
 
 def apply_row_op(items: list[dict[str, Any]], op: str, blank: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -137,6 +158,42 @@ def apply_row_op(items: list[dict[str, Any]], op: str, blank: Mapping[str, Any])
 
 BLANK_PARAMETER = {"name": None, "type": "string", "location": "query", "required": True, "description": ""}
 BLANK_CALL = {"name": "", "arguments": "{}"}
+
+
+#: The order of the fields on the pages that show a definition (the register form, the editor): the summary of a
+#: refused save lists its violations in this order, so it reads as the page does. A violation of no field (`""`) is
+#: about the whole definition and comes first; rows follow their field, each in `PARAMETER_FIELDS` order.
+FIELD_ORDER = ("", "name", "display_name", "project", "description", "method", "url", "scope", "required_entitlement",
+               "runs_at_session_start", PARAMETERS)
+_COLUMNS = {PARAMETERS: PARAMETER_FIELDS, CALLS: CALL_FIELDS}
+_ROW = re.compile(r"^(\w+)\[([0-9]{1,6})\](?:\.(\w+))?$")
+
+
+def in_field_order(violations: Iterable[Violation]) -> list[Violation]:
+    """Violations in the order their fields stand on the page; fields a page does not order keep theirs, after. A
+    violation reported twice (a URL with two placeholders lacking parameters) is shown once."""
+    def place(v: Violation) -> tuple[int, int, int]:
+        match = _ROW.match(v.field)
+        top = match[1] if match else v.field
+        rank = FIELD_ORDER.index(top) if top in FIELD_ORDER else len(FIELD_ORDER)
+        if not match:
+            return rank, -1, -1
+        columns = _COLUMNS.get(top, ())
+        column = columns.index(match[3]) if match[3] in columns else (-1 if match[3] is None else len(columns))
+        return rank, int(match[2]), column
+
+    return sorted(dict.fromkeys(violations), key=place)
+
+
+#: What the register form says of a field left blank, in the spec's voice (the registry's own rule for a missing
+#: field, `field-required`, is the same sentence for every field of every request).
+MISSING = {"name": "tool-name-required", "method": "method-required", "url": "url-required"}
+
+
+def in_spec_voice(violations: Iterable[Violation]) -> list[Violation]:
+    """A definition's violations with each blank field the register form asks for named in the spec's voice."""
+    return [violation(v.field, MISSING[v.field]) if v.rule == "field-required" and v.field in MISSING else v
+            for v in violations]
 
 
 def errors_by_field(violations: Iterable[Violation]) -> dict[str, list[str]]:

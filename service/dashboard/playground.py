@@ -168,9 +168,10 @@ def run_step():
     turn = start_turn(conversation)
     started = time.monotonic()
     assertions: list[str | None] = []
+    found: list[tuple[tuple[str, str], ...]] = []
     results = run_model_step(as_session, conversation, turn,
                              [ModelCall(c["id"], c["name"], c["arguments"]) for c in calls], _dispatcher(),
-                             assertions=assertions)
+                             assertions=assertions, found=found)
     elapsed = time.monotonic() - started
-    return _page(calls=typed, results={"turn": turn.id, "calls": shown_results(results, assertions)},
+    return _page(calls=typed, results={"turn": turn.id, "calls": shown_results(results, assertions, found)},
                  elapsed=elapsed)

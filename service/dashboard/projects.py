@@ -11,6 +11,7 @@ from service.dashboard.readable import names, repinned_sentence
 from service.dashboard.tools import summary
 from service.dashboard.web import PUBLISH, READ, WRITE_DRAFTS, blp, done, page, principal, requires
 from service.errors import ServiceError, Violation
+from service.ops import impact
 
 DRAFT = "draft"
 
@@ -87,7 +88,8 @@ def start_project_draft(name: str):
 
 
 def _confirm(name: str, status: int = 200, violations=(), message: str | None = None):
-    """What publishing will do: publish each pinned tool draft first (as its next version), then freeze."""
+    """What publishing will do: publish each pinned tool draft first (as its next version), then freeze; and for
+    each tool version it freezes, what changes and what breaks against what the project pinned before."""
     project_row = registry.get_project(_org(), name)
     view = registry.project_view(project_row)
     if not view["draft"]:
@@ -104,8 +106,10 @@ def _confirm(name: str, status: int = 200, violations=(), message: str | None = 
             fixed.append(pin)
     number = (view["versions"][-1]["version"] if view["versions"] else 0) + 1
     violations = pin_violations(view["draft"]["pins"], violations)
+    freeze = impact.project_impact(_org(), name)
     return page("project_publish.html", status, violations=violations, project=view, drafts=drafts,
-                fixed=fixed, number=number, message=message, names=names)
+                fixed=fixed, number=number, message=message, names=names, freeze=freeze,
+                of={p["tool"]: p for p in freeze["pins"]})
 
 
 @blp.get("/projects/<name>/publish")

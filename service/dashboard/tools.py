@@ -12,12 +12,15 @@ from service.dashboard.forms import (
     apply_row_op,
     definition_from_form,
     editor_state,
+    in_spec_voice,
     registration_from_form,
+    with_placeholder_parameters,
 )
 from service.dashboard.history import tool_extras
 from service.dashboard.readable import names, repinned_sentence
+from service.dashboard.tool_list import COLUMNS, ListQuery, listing
 from service.dashboard.web import PUBLISH, READ, WRITE_DRAFTS, blp, done, page, powers, principal, requires
-from service.definition import ELEMENT_TYPES, LOCATIONS, METHODS, SCOPES, TYPES
+from service.definition import ELEMENT_TYPES, LOCATIONS, METHODS, SCOPES, SUBJECT, TYPES
 from service.errors import ServiceError
 from service.models import Tool
 from service.ops import impact
@@ -55,35 +58,75 @@ def in_project(name: str) -> set[str]:
 @blp.get("/tools")
 @requires(READ)
 def tools():
-    """Every tool; or a project's (see `in_project`); or only the organization-wide ones."""
+    """Every tool; or a project's (see `in_project`); or only the organization-wide ones: searched by name, display
+    name and description, sorted by any column, a page at a time."""
     chosen = request.args.get("project", "")
-    found = registry.list_tools(_org())
+    query = ListQuery.from_args(request.args)
+    found = registry.tool_lines(_org())
     if chosen == ORGANIZATION_WIDE:
-        found = [t for t in found if t.project_id is None]
+        found = [t for t in found if t["project"] is None]
     elif chosen:
-        names = in_project(chosen)
-        found = [t for t in found if t.name in names]
-    return page("tools.html", tools=[summary(t) for t in found], projects=registry.list_projects(_org()),
-                chosen=chosen, organization_wide=ORGANIZATION_WIDE)
+        having = in_project(chosen)
+        found = [t for t in found if t["name"] in having]
+    kept = {"project": chosen} if chosen else {}
+    return page("tools.html", listed=listing(found, query), query=query, kept=kept, columns=COLUMNS,
+                projects=registry.list_projects(_org()), chosen=chosen, organization_wide=ORGANIZATION_WIDE)
+
+
+#: The register form's labels: its inputs and its summary of problems name each field the same way.
+REGISTER_LABELS = {"name": "Tool name", "display_name": "Display name (optional)", "project": "Project",
+                   "description": "Description", "method": "Method", "url": "URL", "scope": "Scope"}
+REGISTER = "register"
+ADDED_PLACEHOLDERS = "Added a path parameter for {names} from the URL; check {them} and register again."
+ADDED_SUBJECT = " The {subject} placeholder makes the tool per-user: the platform fills it from the session token."
+
+
+def _register_page(data: dict, status: int = 200, violations=(), message: str | None = None,
+                   note: str | None = None):
+    return page("register.html", status, violations=violations, state=data, projects=registry.list_projects(_org()),
+                choices=CHOICES, labels=REGISTER_LABELS, message=message, note=note, blank=BLANK_PARAMETER)
+
+
+#: The register form's labels: its inputs and its summary of problems name each field the same way.
+REGISTER_LABELS = {"name": "Tool name", "display_name": "Display name (optional)", "project": "Project",
+                   "description": "Description", "method": "Method", "url": "URL", "scope": "Scope"}
+REGISTER = "register"
+ADDED_PLACEHOLDERS = "Added a path parameter for {names} from the URL; check {them} and register again."
+ADDED_SUBJECT = " The {subject} placeholder makes the tool per-user: the platform fills it from the session token."
+
+
+def _register_page(data: dict, status: int = 200, violations=(), message: str | None = None,
+                   note: str | None = None):
+    return page("register.html", status, violations=violations, state=data, projects=registry.list_projects(_org()),
+                choices=CHOICES, labels=REGISTER_LABELS, message=message, note=note, blank=BLANK_PARAMETER)
 
 
 @blp.get("/tools/new")
 @requires(WRITE_DRAFTS)
 def register():
-    return page("register.html", state={"method": "GET"}, projects=registry.list_projects(_org()),
-                choices=CHOICES)
+    return _register_page({"method": "GET", "scope": "shared", PARAMETERS: []})
 
 
 @blp.post("/tools/new")
 @requires(WRITE_DRAFTS)
 def register_submit():
-    """Register a tool: creates it and its draft, then opens the editor on that draft."""
+    """Register a tool: creates it and its draft, then opens the editor on that draft. A URL with placeholders
+    registers with their path parameters; a refusal for a placeholder without one adds it to the form."""
     data = registration_from_form(request.form)
+    op = request.form.get("op", REGISTER)
+    if op != REGISTER:
+        return _register_page({**data, PARAMETERS: apply_row_op(data[PARAMETERS], op, BLANK_PARAMETER)})
     try:
         tool = registry.register_tool(_org(), data, principal().actor)
     except ServiceError as error:
-        return page("register.html", error.status, violations=error.violations or [], state=data,
-                    projects=registry.list_projects(_org()), choices=CHOICES, message=error.message)
+        note = None
+        if any(v.rule == "placeholder-needs-parameter" for v in error.violations):
+            data, added = with_placeholder_parameters(data)
+            if added:
+                note = ADDED_PLACEHOLDERS.format(names=names([f"{{{a}}}" for a in added]),
+                                                 them="it" if len(added) == 1 else "them")
+                note += ADDED_SUBJECT if SUBJECT in added else ""
+        return _register_page(data, error.status, in_spec_voice(error.violations), error.message, note)
     return done("Registered. This is its draft: fill in the definition and the parameters, then save.",
                 "dashboard.editor", name=tool.name)
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from flask import Blueprint, current_app, flash, g, make_response, redirect, render_template, request, url_for
 
-from service.dashboard.forms import errors_by_field, field_id, field_label
+from service.dashboard.forms import errors_by_field, field_id, field_label, in_field_order
 from service.dashboard.readable import breaks
 from service.dashboard.signin import configured, csrf_ok, csrf_token, signed_in
 from service.database import UNAVAILABLE, unavailable_error
@@ -64,8 +64,9 @@ def requires(power: str):
 
 
 def page(template: str, status: int = 200, *, violations=(), **context: Any):
-    """Render a dashboard page, with every violation by field for the inputs to show beside themselves."""
-    violations = list(violations)
+    """Render a dashboard page, with every violation by field for the inputs to show beside themselves, and in the
+    order of the fields for the summary."""
+    violations = in_field_order(violations)
     return render_template(f"dashboard/{template}", violations=violations, errors=errors_by_field(violations),
                            **context), status
 

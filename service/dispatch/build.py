@@ -31,12 +31,14 @@ class DefinitionError(ValueError):
 class InvalidArguments(Exception):
     """The model's arguments do not fit the declared parameters; nothing is called.
 
-    `problems` name each field and reason, for logs; the model only ever sees the failure kind.
+    `found` holds each (argument, what is wrong with it), for logs and for the admin's playground; the model only
+    ever sees the failure kind. `problems` is each of them as one line.
     """
 
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("; ".join(problems))
-        self.problems = problems
+    def __init__(self, found: list[tuple[str, str]]) -> None:
+        self.found = found
+        self.problems = [f"{argument}: {problem}" for argument, problem in found]
+        super().__init__("; ".join(self.problems))
 
 
 @dataclass(frozen=True)
@@ -108,26 +110,26 @@ def build_request(
         if problem is None:
             values[SUBJECT] = subject
         else:
-            problems.append(f"{SUBJECT} (from the session): {problem}")
+            problems.append((f"{SUBJECT} (from the session)", problem))
     if problems:
         raise InvalidArguments(problems)
 
     url = _url(compiled, values)
     if len(url) > MAX_URL_CHARS:
-        raise InvalidArguments([f"url: longer than {MAX_URL_CHARS} characters once built"])
+        raise InvalidArguments([("url", f"longer than {MAX_URL_CHARS} characters once built")])
     if not compiled.body_names:
         return BuiltRequest(compiled.definition.method, url)
     body = to_json_bytes({name: values[name] for name in compiled.body_names if name in values})
     if len(body) > MAX_BODY_BYTES:
-        raise InvalidArguments([f"body: larger than {MAX_BODY_BYTES} bytes"])
+        raise InvalidArguments([("body", f"larger than {MAX_BODY_BYTES} bytes")])
     return BuiltRequest(compiled.definition.method, url, {"Content-Type": "application/json"}, body)
 
 
-def _checked_values(compiled: CompiledTool, arguments: Any) -> tuple[dict[str, Any], list[str]]:
+def _checked_values(compiled: CompiledTool, arguments: Any) -> tuple[dict[str, Any], list[tuple[str, str]]]:
     if type(arguments) is not dict:
-        return {}, [f"arguments: expected object, got {json_type_name(arguments)}"]
+        return {}, [("arguments", f"expected object, got {json_type_name(arguments)}")]
     values: dict[str, Any] = {}
-    problems: list[str] = []
+    problems: list[tuple[str, str]] = []
     answered: set[str] = set()
     for name, value in arguments.items():
         if str(name).casefold() == SUBJECT:
@@ -135,7 +137,7 @@ def _checked_values(compiled: CompiledTool, arguments: Any) -> tuple[dict[str, A
         parameter = compiled.parameters.get(name)
         label = str(name)[:_NAME_IN_MESSAGE_CHARS]
         if parameter is None:
-            problems.append(f"{label}: not a parameter of this tool")
+            problems.append((label, "not a parameter of this tool"))
             continue
         if value is None:
             continue  # JSON null means "not given": fine when optional, missing when required
@@ -144,11 +146,11 @@ def _checked_values(compiled: CompiledTool, arguments: Any) -> tuple[dict[str, A
         if problem is None:
             values[name] = value
         else:
-            problems.append(f"{label}: {problem}")
+            problems.append((label, problem))
     for name, parameter in compiled.parameters.items():
         # A path value has nowhere else to go, so a path parameter is needed even if marked optional.
         if (parameter.required or parameter.location == "path") and name not in answered:
-            problems.append(f"{name}: required")
+            problems.append((name, "required"))
     return values, problems
 
 

@@ -34,5 +34,5 @@ def call_tool(
         request = build_request(tool, arguments, subject)
     except InvalidArguments as exc:
         log.info("invalid arguments for %s: %s", tool.definition.name, exc)
-        return CallOutcome(INVALID_ARGUMENTS, detail=str(exc)[:500])
+        return CallOutcome(INVALID_ARGUMENTS, detail=str(exc)[:500], found=tuple(exc.found))
     return send(request, guard=guard, authorization=f"Bearer {sign()}", deadline=deadline, cap=cap)

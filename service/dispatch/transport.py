@@ -37,7 +37,8 @@ class CallOutcome:
 
     `kind` is None on success, when `output` holds the body as text ("" for an empty 2xx) and
     `size_chars` its length. `http_code` is set whenever the endpoint answered with a status.
-    `detail` says why a call failed, for logs only; it never holds the endpoint's body.
+    `detail` says why a call failed, for logs only; it never holds the endpoint's body. `found` is, for
+    invalid-arguments, each (argument, what is wrong with it): for the admin's playground, never the model.
     """
 
     kind: str | None
@@ -46,6 +47,7 @@ class CallOutcome:
     latency_ms: int = 0
     size_chars: int | None = None
     detail: str | None = None
+    found: tuple[tuple[str, str], ...] = ()
 
     @property
     def succeeded(self) -> bool:

@@ -10,6 +10,7 @@ from typing import Any
 from service.errors import not_found
 from service.models import Organization, Pin, Project, ProjectDraft, ProjectVersion, ToolVersion
 from service.ops.changes import compare, text_diff
+from service.registry.projects import get_project, project_view
 from service.registry.tools import draft_of, get_tool, get_version, latest_version, refusal
 
 DRAFT = "draft"
@@ -50,6 +51,45 @@ def draft_impact(organization: Organization, name: str) -> dict[str, Any]:
         "latest_pinned_by": _project_versions(latest) if latest else [],
         "draft_pinned_by": _project_drafts(organization, name, DRAFT),
     }
+
+
+def project_impact(organization: Organization, name: str) -> dict[str, Any]:
+    """What publishing a project's draft version freezes, pin by pin, and what breaks.
+
+    Each pin becomes a published tool version: a pinned tool draft becomes its tool's next version, a pinned version
+    stays as it is. Each is compared with what the project's consumers had: the version its latest published version
+    pinned (`against_source` "project"); or, for a tool the project did not pin before whose draft is published now,
+    the tool's latest version, as the tool's own publish shows it (`against_source` "tool"). Tools the latest version
+    pinned and the draft does not are `unpinned`: the model is no longer offered them.
+    """
+    project = get_project(organization, name)
+    view = project_view(project)
+    if view["draft"] is None:
+        raise refusal("project-no-draft")
+    had = {p["tool"]: p["version"] for p in view["versions"][-1]["pins"]} if view["versions"] else {}
+    pins = []
+    for pin in view["draft"]["pins"]:
+        tool = get_tool(organization, pin["tool"])
+        latest = latest_version(tool)
+        if pin["version"] == DRAFT:
+            draft = draft_of(tool)
+            frozen, becomes = (draft.definition if draft else None), (latest.number if latest else 0) + 1
+        else:
+            frozen, becomes = get_version(organization, tool.name, pin["version"]).definition, pin["version"]
+        against, source = had.get(tool.name), "project"
+        if against is None and pin["version"] == DRAFT and latest is not None:
+            against, source = latest.number, "tool"
+        changes = []
+        if against is not None and frozen is not None and not (against == becomes and pin["version"] != DRAFT):
+            changes = [c.to_dict() for c in compare(get_version(organization, tool.name, against).definition,
+                                                    frozen)]
+        pins.append({"tool": tool.name, "display_name": tool.display_name, "pinned": pin["version"],
+                     "becomes": becomes, "against": against, "against_source": source if against else None,
+                     "changes": changes, "breaking": any(c["breaking"] for c in changes)})
+    drafted = {p["tool"] for p in view["draft"]["pins"]}
+    return {"project": name, "version": (view["versions"][-1]["version"] if view["versions"] else 0) + 1,
+            "against": view["versions"][-1]["version"] if view["versions"] else None, "pins": pins,
+            "unpinned": [tool for tool in had if tool not in drafted]}
 
 
 def _definition(organization: Organization, name: str, ref: int | str) -> dict[str, Any]:

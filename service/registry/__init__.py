@@ -36,6 +36,7 @@ from service.registry.tools import (
     relabel,
     save_draft,
     start_draft,
+    tool_lines,
     tool_view,
     version_view,
 )
@@ -72,6 +73,7 @@ __all__ = [
     "save_project_draft",
     "start_draft",
     "start_project_draft",
+    "tool_lines",
     "tool_view",
     "version_view",
     "violation",

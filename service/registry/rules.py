@@ -64,6 +64,10 @@ RULES: dict[str, str] = {
     "element-type-unsupported": f"The element type must be {_one_of(ELEMENT_TYPES)}.",
     "description-required": "A tool needs a description, written for the model.",
     "field-required": "This field is required.",
+    # A definition's blank fields, as the dashboard's register form names them.
+    "tool-name-required": "A tool needs a tool name: the function name the model calls.",
+    "method-required": f"A tool needs a method, {_one_of(METHODS)}.",
+    "url-required": "A tool needs a URL: the address the platform calls.",
     "field-type": "This field has the wrong type.",
     "field-unknown": "This field is not part of a tool definition.",
     "field-too-long": "This field is longer than the platform allows.",

@@ -3,9 +3,10 @@
 The kit is told this proxy is the mock (`--mock-url`), so every tool URL points here and every
 call the platform makes passes through. For each fault switched on it bends what the endpoint
 receives, as a platform with that bug would send it: calls one after another instead of
-together, a cookie, the model's subject in the path, a claim tampered with (the echo then shows
-the tampered assertion, re-signed with the double's published key so only that claim is wrong),
-or no call at all (`unreachable`: the mock as a platform that may not call it sees it).
+together, a cookie, the model's subject in the path, a claim tampered with (the echo then reports
+the tampered claims, and the mock's call record, which the kit reads through this proxy, the
+tampered assertion, re-signed with the double's published key so only that claim is wrong), or
+no call at all (`unreachable`: the mock as a platform that may not call it sees it).
 Anything else, including the mock's socket faults, passes through unchanged.
 """
 from __future__ import annotations
@@ -30,6 +31,8 @@ from tests.conformance_platform.state import DEADLINE_SECONDS, Shared
 
 TOOL = re.compile(r"/tools/([^/?]+)/")
 SOMEONE_ELSE = "someone-else"
+#: The mock's call record, where the kit reads the assertion each call carried.
+CALL_RECORD = "/_calls"
 #: `hold-slow` holds calls to the mock's `delay/<s>` of at least this many seconds until past the
 #: deadline, as a platform whose deadline is too short would time them out: the call answering in time by
 #: just the kit's margin, and no shorter one.
@@ -65,6 +68,9 @@ class Back:
         #: `sequential` runs the calls of one step (one `turn` claim) one at a time, as a platform that forgot to
         #: run them in parallel would; steps of other cases, running meanwhile, do not queue behind them.
         self.one_at_a_time: dict[str, gevent.lock.Semaphore] = defaultdict(gevent.lock.Semaphore)
+        #: The Authorization header each tampered call is reported to have carried, by its number in the mock's
+        #: call record (which its echo names).
+        self.forged: dict[int, str] = {}
 
     def on(self, fault: str, tool: str | None) -> bool:
         """Whether `fault` is on for calls to `tool` (a fault given a pattern matches tool names)."""
@@ -75,6 +81,8 @@ class Back:
 
     def handle(self, incoming: Incoming) -> Outgoing:
         """Forward one call to the mock, bent by the faults on for its tool."""
+        if incoming.path == CALL_RECORD:
+            return self.call_record(incoming)
         found = TOOL.match(incoming.path)
         tool = found.group(1) if found else None
         if tool is not None and self.on("unreachable", tool):  # the platform's calls never get through
@@ -99,7 +107,7 @@ class Back:
                 response.close()
                 if locked:
                     locked.release()
-            return Outgoing(200, passable(dict(response.headers)), self.tamper(body, tampering))
+            return Outgoing(200, passable(dict(response.headers)), self.tamper(body, tampering, token))
         headers = passable(dict(response.headers))
         if "Content-Length" in response.headers:  # the body is relayed byte for byte: keep its framing
             headers["Content-Length"] = response.headers["Content-Length"]
@@ -130,18 +138,26 @@ class Back:
                 return name
         return None
 
-    def tamper(self, body: bytes, tampering: str) -> bytes:
-        """The echo's body with its assertion (and the claims it reports) changed by `tampering`."""
+    def tamper(self, body: bytes, tampering: str, token: str) -> bytes:
+        """The echo's body reporting the claims of `token` changed by `tampering`; the call record will report the
+        assertion changed the same way."""
         seen = json.loads(body)
-        token = seen["headers"]["Authorization"].partition(" ")[2]
         claims = TAMPERINGS[tampering](_unverified(token))
         if tampering == "unsigned":
             forged = with_payload(token, claims)
         else:
             forged = self.shared.double_key.sign(claims)
-        seen["headers"]["Authorization"] = f"Bearer {forged}"
+        self.forged[seen["call"]] = f"Bearer {forged}"
         seen["claims"] = claims
         return (json.dumps(seen, separators=(",", ":")) + "\n").encode()
+
+    def call_record(self, incoming: Incoming) -> Outgoing:
+        """The mock's call record, each tampered call carrying the assertion its echo's claims belong to."""
+        response = send(self.upstream, incoming)
+        record = response.json()
+        for call in record.get("calls", []):
+            call["authorization"] = self.forged.get(call.get("id"), call.get("authorization"))
+        return Outgoing.of_json(response.status_code, record)
 
     def relay(self, response: requests.Response, locked: gevent.lock.Semaphore | None) -> Iterator[bytes]:
         """The mock's body as it comes; a connection the mock broke is broken here too."""

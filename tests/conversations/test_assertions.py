@@ -2,6 +2,7 @@
 import json
 
 import jwt
+import requests
 
 from tests.helpers import SUBJECT_IN_PATH, Conversation, publish_project, tool
 
@@ -11,6 +12,13 @@ ECHO_TOOLS = ["echo_a", "echo_b"]
 def echoed(result):
     assert "output" in result, result
     return json.loads(result["output"])
+
+
+def authorization(backend, result):
+    """The Authorization header the echo's request carried, from the mock's call record (the echo never shows it)."""
+    calls = requests.get(f"{backend}/_calls", params={"tool": result["name"]}, timeout=5).json()["calls"]
+    [call] = [c for c in calls if c["id"] == echoed(result)["call"]]
+    return call["authorization"]
 
 
 def verify_like_an_integrator(service, authorization, tool_name):
@@ -38,8 +46,7 @@ def test_every_call_carries_an_assertion_an_integrator_can_verify(service, backe
     results = conversation.step(turn, ("echo_a", {}), ("echo_b", {}), ("echo_a", {}))
     seen_jti = set()
     for result in results:
-        request = echoed(result)
-        header, claims = verify_like_an_integrator(service, request["headers"]["Authorization"], result["name"])
+        header, claims = verify_like_an_integrator(service, authorization(backend, result), result["name"])
         assert header == {"alg": "ES256", "kid": header["kid"], "typ": "JWT"}
         assert set(claims) == {"iss", "aud", "sub", "anon", "turn", "iat", "exp", "jti"}
         assert claims["iss"] == service.issuer
@@ -76,10 +83,10 @@ def test_rotation_keeps_earlier_assertions_verifiable_and_the_new_key_signs(serv
     setup(service, backend)
     conversation = Conversation(service, service.session_token("alice"))
     turn = conversation.turn()
-    before = echoed(conversation.step(turn, ("echo_a", {}))[0])["headers"]["Authorization"]
+    before = authorization(backend, conversation.step(turn, ("echo_a", {}))[0])
     rotated = service.api("POST", "/v1/keys/rotate")
     assert rotated.status_code == 201
-    after = echoed(conversation.step(turn, ("echo_a", {}))[0])["headers"]["Authorization"]
+    after = authorization(backend, conversation.step(turn, ("echo_a", {}))[0])
     old_header, _ = verify_like_an_integrator(service, before, "echo_a")
     new_header, _ = verify_like_an_integrator(service, after, "echo_a")
     assert old_header["kid"] != new_header["kid"] == rotated.json()["kid"]
@@ -96,8 +103,11 @@ def test_the_platform_forwards_no_credential_but_its_assertion(service, backend)
     setup(service, backend)
     token = service.session_token("alice")
     conversation = Conversation(service, token)
-    request = echoed(conversation.step(conversation.turn(), ("echo_a", {}))[0])
+    result = conversation.step(conversation.turn(), ("echo_a", {}))[0]
+    request = echoed(result)
     headers = {k.lower(): v for k, v in request["headers"].items()}
     assert "cookie" not in headers
-    everything = json.dumps(request)
+    everything = json.dumps(request) + authorization(backend, result)
     assert token not in everything and service.admin_key not in everything and service.backend_key not in everything
+    # The one credential is the call's own assertion, and the endpoint's answer (the model's input) never holds it.
+    assert authorization(backend, result).removeprefix("Bearer ") not in result["output"]

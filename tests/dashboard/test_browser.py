@@ -1,4 +1,5 @@
-"""End to end in a real browser: the spec's story, from registering a tool to a step of two calls in the playground.
+"""End to end in a real browser: the spec's story, from registering a tool to a step of calls in the playground, at
+1280 px and at 390 px, with axe-core checking every screen.
 
 The browser runs in a subprocess (browser_story.py) against the service this test starts; its JSON report is
 asserted on here, one test per part of the story. Screenshots of each screen land in artifacts/screenshots (not
@@ -15,22 +16,26 @@ from pathlib import Path
 
 import pytest
 
-from tests.dashboard.browser_story import CHROMIUM, TOOL
+from tests.dashboard.browser_story import CATALOG, CHROMIUM, TOOL
 
 pytestmark = pytest.mark.service(per_module=True)  # each test names its own tools
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = Path(os.environ.get("TOOLGATE_SCREENSHOTS") or ROOT / "artifacts" / "screenshots")
-SCREENS = ("tools.png", "editor.png", "editor-errors.png", "published.png", "project.png", "playground.png",
-           "calls.png")
+SCREENS = ("tools.png", "editor.png", "editor-errors.png", "editor-phone.png",
+           "published.png", "project.png", "project-publish.png", "playground.png", "playground-phone.png", "calls.png",
+           "calls-phone.png")
+#: More tools than one page of the Tools screen holds (tool_list.PAGE_SIZE), in a project of their own.
+CATALOG_TOOLS = 47
 STORY_TIMEOUT_SECONDS = 180
 
 
 def _browser_missing() -> str | None:
     if not Path(CHROMIUM).exists():
         return f"{CHROMIUM} is missing"
-    if importlib.util.find_spec("playwright") is None:
-        return "the playwright package is missing"
+    for package in ("playwright", "axe_playwright_python"):
+        if importlib.util.find_spec(package) is None:
+            return f"the {package} package is missing (a test extra: make install)"
     return None
 
 
@@ -54,6 +59,11 @@ def seed(service, backend) -> None:
     for tool in tools:
         assert service.api("POST", "/v1/tools", json=tool).status_code == 201
         assert service.api("POST", f"/v1/tools/{tool['name']}/publish").status_code == 201
+    assert service.api("POST", "/v1/projects", json={"name": CATALOG}).status_code == 201
+    for i in range(CATALOG_TOOLS):
+        bin_ = {"name": f"warehouse_bin_{i:02}", "display_name": f"Warehouse bin {i:02}", "project": CATALOG,
+                "description": "Stock in one warehouse bin.", "method": "GET", "url": f"{backend}/tools/bins/echo"}
+        assert service.api("POST", "/v1/tools", json=bin_).status_code == 201
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +83,7 @@ def story(module_service, module_backend):
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout)
     assert "failed" not in report, json.dumps(report["failed"], indent=2)
+    print("seconds per step of the browser story:", report["timings"])
     return report
 
 
@@ -80,11 +91,17 @@ def test_signing_in_opens_the_tools_screen(story):
     assert story["signin"] == {"path": "/tools", "h1": "Tools"}
 
 
-def test_registering_creates_a_draft_and_opens_its_editor(story):
+def test_registering_a_url_with_a_placeholder_adds_its_parameter_then_opens_the_editor(story):
     seen = story["register"]
+    refused = seen["refused"]
+    assert refused["url_error"] == "Error: A placeholder in the URL needs a path parameter of the same name."
+    assert refused["summary"] == "URL: A placeholder in the URL needs a path parameter of the same name."
+    assert refused["note"].startswith("Added a path parameter for {subject} from the URL")
+    assert (refused["added"], refused["scope"], refused["phone"]) == (["subject"], "per_user", {"overflow": 0})
     assert seen["path"] == f"/tools/{TOOL}/draft"
     assert seen["h1"] == "Customer orders"
     assert "This is its draft" in seen["flash"]
+    assert seen["names"] == ["subject"]
     assert seen["name_readonly"] is True  # the tool name is shown but cannot change
 
 
@@ -93,25 +110,40 @@ def test_choosing_array_pins_the_location_to_the_body_and_asks_for_the_element_t
                                                "element_type_visible": True}
 
 
-def test_an_invalid_save_shows_each_violation_next_to_its_field(story):
+def test_an_invalid_save_shows_each_violation_under_its_row_and_lists_them_in_field_order(story):
     seen = story["invalid_save"]
     assert seen["errors"] == {
-        "f-parameters": "Error: A per-user tool needs a subject parameter.",
-        "f-parameters-0-element_type": "Error: An array parameter must say what its elements are.",
-        "f-parameters-0-location": "Error: A GET or DELETE request cannot carry a body parameter.",
-        "f-parameters-1-location": "Error: A path parameter needs a matching placeholder in the URL.",
+        "f-url": "Error: A placeholder in the URL needs a path parameter of the same name.",
+        "f-parameters-1-element_type": "Error: An array parameter must say what its elements are.",
+        "f-parameters-1-location": "Error: A GET or DELETE request cannot carry a body parameter.",
+        "f-parameters-2-location": "Error: A path parameter needs a matching placeholder in the URL.",
     }
+    # The registry reports the URL's placeholder last; the summary follows the page, top to bottom.
+    assert seen["summary"] == [
+        "URL: A placeholder in the URL needs a path parameter of the same name.",
+        "Parameter 2, element type: An array parameter must say what its elements are.",
+        "Parameter 2, location: A GET or DELETE request cannot carry a body parameter.",
+        "Parameter 3, location: A path parameter needs a matching placeholder in the URL.",
+    ]
+    assert seen["summary_links"] == ["#f-url", "#f-parameters-1-element_type", "#f-parameters-1-location",
+                                     "#f-parameters-2-location"]
     assert seen["summary_focused"] is True
+    # The errors run across the table under their row, which stays one line of inputs.
+    assert seen["error_width"] > 0.6 * seen["table_width"]
+    assert len(seen["row_tops"]) == 1
     # Nothing typed is lost: the refused edits are still on the page, marked unsaved.
-    assert seen["kept"] == ["statuses", "order_id"]
+    assert seen["kept"] == ["subject", "statuses", "order_id"]
     assert seen["unsaved_note"] is True
+    assert seen["phone"] == {"overflow": 0}
 
 
-def test_fixing_and_saving_keeps_the_reordered_parameters(story):
+def test_fixing_and_saving_keeps_the_parameters_reordered_by_drag_and_keyboard(story):
     seen = story["fix_and_save"]
     assert seen["flash"] == "Saved."
     assert seen["errors"] == 0
-    assert seen["names"] == ["subject", "statuses"]  # the subject was added last and moved up
+    assert seen["dragged"] == ["statuses", "subject"]  # dragged by its handle above the subject
+    assert seen["by_keyboard"] == ["subject", "statuses"]  # and back down with Alt+ArrowDown
+    assert seen["names"] == ["subject", "statuses"]
     assert seen["subject_type"] == {"value": "string", "disabled": True}
     assert seen["unlabelled"] == []
 
@@ -130,12 +162,13 @@ def test_publishing_says_what_freezes_then_opens_the_version(story):
     assert seen["flash"].startswith("Published version 1.")
 
 
-def test_a_published_version_opens_read_only(story):
+def test_a_published_version_opens_read_only_and_looks_it(story):
     seen = story["read_only"]
     assert seen["controls"] and all(c["fixed"] for c in seen["controls"]), seen["controls"]
     assert seen["save_buttons"] == 0
     assert "read-only" in seen["notice"]
     assert seen["start_draft"] == 1
+    assert seen["url_border"] == "rgba(0, 0, 0, 0)"  # a value, not a box to type in
 
 
 def test_starting_a_new_draft_copies_the_published_version(story):
@@ -144,49 +177,72 @@ def test_starting_a_new_draft_copies_the_published_version(story):
     assert "from version 1" in seen["flash"]
     assert "started from version 1" in seen["status"]
     assert seen["names"] == ["subject", "statuses"]
+    assert seen["saved"] == ["subject", "statuses", "limit"]
 
 
-def test_publishing_a_project_lists_and_publishes_the_tool_drafts_it_pins(story):
+def test_publishing_a_project_lists_each_tool_version_it_freezes_and_what_breaks(story):
     seen = story["project"]
     assert seen["saved"] == "Saved the draft version's pins."
+    assert seen["phone"] == {"overflow": 0}
     assert TOOL in seen["drafts_listed"] and "becomes version 2" in seen["drafts_listed"]
+    assert seen["freeze"].startswith("Project version 1 freezes 3 tool versions. 1 of them breaks the model or the "
+                                     f"endpoint against what the tools' latest versions had: {TOOL}.")
+    assert "Against version 1, the tool's latest: 1 breaking change" in seen["impact"]
+    assert "A required parameter limit was added." in seen["impact"]
+    assert "get_profile version 1" in seen["fixed"] and "nothing to break" in seen["fixed"]
     assert seen["flash"] == "Published project version 1."
     assert f"{TOOL} version 2" in seen["versions"]
     assert "get_profile version 1" in seen["versions"]
 
 
-def test_the_tools_screen_lists_every_tool_and_filters_by_project(story):
-    rows = {row[1].strip(): [cell.strip() for cell in row] for row in story["tools_screen"]["all"]}
-    assert sorted(rows) == sorted(["get_profile", TOOL, "product_search", "stock_levels"])
-    # display name, name, project, scope, session start, entitlement, latest version, draft state
+def test_the_tools_screen_pages_searches_and_sorts_on_the_server(story):
+    seen = story["tools_screen"]
+    first = seen["first"]
+    assert first["count"] == f"Tools 1–50 of {4 + CATALOG_TOOLS}, sorted by tool name" and first["rows"] == 50
+    assert first["names"][:5] == ["get_profile", "product_search", TOOL, "stock_levels", "warehouse_bin_00"]
+    # tool name, display name (and description), project, scope, session start, entitlement, latest version, draft
     # The agent started a new draft after the project published version 2.
-    assert rows[TOOL] == ["Customer orders", TOOL, "Organization-wide", "Per-user", "No", "None", "Version 2",
-                          "Draft from v2"]
-    assert rows["get_profile"][3:5] == ["Per-user", "Yes"]
-    assert rows["stock_levels"][5:7] == ["staff:read", "Version 1"]
-    assert sorted(story["tools_screen"]["shop"]) == sorted(["get_profile", TOOL, "product_search"])
+    assert first["cells"][TOOL] == [TOOL, "Customer orders\nThe signed-in customer's orders, filtered by status.",
+                                    "Organization-wide", "Per-user", "No", "None", "Version 2", "Draft from v2"]
+    assert first["cells"]["get_profile"][3:5] == ["Per-user", "Yes"]
+    assert first["cells"]["stock_levels"][5:7] == ["staff:read", "Version 1"]
+    assert first["next"] == "/tools?page=2"
+    # "customer" is in search_orders' display name and in get_profile's description.
+    assert seen["searched"] == {"count": '2 tools matching “customer”, sorted by tool name',
+                                "names": ["get_profile", TOOL]}
+    assert seen["by_draft"] == {"names": [TOOL, "get_profile"], "sorted": "ascending"}
 
 
-def test_the_playground_shows_context_offered_tools_and_a_step_of_two_results(story):
+def test_the_playground_shows_each_call_full_width_with_its_assertion_once(story):
     seen = story["playground"]
     assert "get_profile" in seen["context"] and '"sub": "alice"' in seen["context"]
     assert TOOL in seen["offered"] and "product_search" in seen["offered"]
     assert "get_profile" not in seen["offered"]  # a session-start tool is context, not offered
-    assert [r["kind"] for r in seen["results"]] == ["ok", "ok"]
-    for result, tool in zip(seen["results"], (TOOL, "product_search")):
-        assert "Assertion the endpoint received" in result["text"]
+    assert [r["kind"] for r in seen["results"]] == ["ok", "ok", "invalid-arguments"]
+    assert seen["width"] > 1000  # the page's width, not a card's
+    for result, tool in zip(seen["results"][:2], (TOOL, "product_search")):
+        assert result["assertions"] == 1
         assert f'"aud": "{tool}"' in result["text"]
         assert '"sub": "alice"' in result["text"]
         assert " ms" in result["text"]
+    assert "The endpoint verified this assertion" in seen["results"][0]["text"]
+    assert "Authorization" not in seen["results"][0]["text"]  # the echo never hands the model the assertion
+    failed = seen["results"][2]
+    assert '{"status": "error", "kind": "invalid-arguments"}' in failed["text"]
+    assert failed["problems"] == ["statuses\texpected array, got string", "limit\trequired"]
+    assert "No assertion: nothing was called." in failed["text"]
+    assert seen["phone"] == {"overflow": 0}
 
 
-def test_the_call_log_lists_the_playgrounds_call_filtered_by_tool(story):
+def test_the_call_log_lists_the_playgrounds_calls_filtered_by_tool(story):
     seen = story["call_log"]
     assert seen["headers"][:5] == ["Time (UTC)", "Tool", "Version", "Kind", "Status"]
-    [row] = seen["rows"]  # the step's other call was to product_search
-    cells = [cell.strip() for cell in row]
+    # Newest first: the call whose arguments did not fit, then the one made (product_search's is filtered out).
+    failed, made = ([cell.strip() for cell in row] for row in seen["rows"])
     # tool, version (the project published the draft as version 2), kind, status, subject, anonymous, session start
-    assert cells[1:5] == [TOOL, "2", "ok", "200"] and cells[7:10] == ["alice", "No", "No"]
+    assert made[1:5] == [TOOL, "2", "ok", "200"] and made[7:10] == ["alice", "No", "No"]
+    assert failed[1:5] == [TOOL, "2", "invalid-arguments", "none"]
+    assert seen["filters_shown"] is True  # on a wide screen the filters never fold away
     assert seen["unlabelled"] == []
 
 
@@ -198,11 +254,34 @@ def test_an_agent_key_sees_no_publish_button(story):
     assert seen["publish_page"] == "Not allowed"
 
 
+def test_a_url_no_page_has_shows_the_dashboards_error_page(story):
+    assert story["error_page"] == {"status": 404, "type": "text/html", "h1": "Not found"}
+
+
 def test_it_works_at_phone_width_and_by_keyboard(story):
     seen = story["phone_and_keyboard"]
     assert seen["overflow"] == {path: 0 for path in seen["overflow"]}
+    # Each parameter stacks into a card with its labels shown; the calls' filters fold away and unfold.
+    assert seen["editor_cards"] == "block" and seen["editor_labels"] is True
+    assert seen["filters_folded"] is True and seen["filters_unfold"] is True
+    assert seen["calls_off_screen"] == []  # every field of a call, kind and status included, without scrolling
+    assert {"invalid-arguments", "none"} <= set(seen["calls_row"])  # its kind and status, on the card
     assert seen["first_tab"] == "Skip to content"
     assert seen["focus_outline"] == "solid"
+
+
+#: Every screen axe checks, at the width the story saw it.
+AXE_SCREENS = {f"{screen} at {width} px" for screen, widths in {
+    "sign-in": [1280], "tools": [1280, 390], "register, refused": [1280], "editor, refused save": [1280, 390],
+    "published version": [1280], "project": [1280], "project publish confirmation": [1280],
+    "playground, results": [1280, 390], "calls": [1280, 390], "compare": [390], "error page": [1280]}.items()
+    for width in widths}
+
+
+def test_axe_finds_no_serious_or_critical_violation_on_any_screen(story):
+    checked = story["axe"]
+    assert set(checked) == AXE_SCREENS
+    assert json.dumps({screen: found for screen, found in checked.items() if found}) == "{}"
 
 
 def test_every_asset_comes_from_the_service(story):

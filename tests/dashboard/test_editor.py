@@ -86,12 +86,54 @@ def test_registering_a_taken_name_says_so_next_to_the_name(service, admin):
     assert page.error_at("f-name") == "Error: A tool with this name already exists."
 
 
-def test_registering_with_nothing_filled_in_names_every_missing_field(service, admin):
+def test_registering_with_nothing_filled_in_names_every_missing_field_in_the_specs_voice(service, admin):
     page = admin.post("/tools/new", {"name": "", "description": "", "method": "", "url": ""})
     assert page.status == 422
-    assert page.errors() == {"f-name": "Error: This field is required.",
+    assert page.errors() == {"f-name": "Error: A tool needs a tool name: the function name the model calls.",
                              "f-description": "Error: A tool needs a description, written for the model.",
-                             "f-method": "Error: This field is required.", "f-url": "Error: This field is required."}
+                             "f-method": "Error: A tool needs a method, one of GET, POST, PUT, PATCH, or DELETE.",
+                             "f-url": "Error: A tool needs a URL: the address the platform calls."}
+    # The summary names each field by the label the form gives it, in the order the form shows them.
+    assert page.text_of("error-summary") == (
+        "There is a problem Tool name: A tool needs a tool name: the function name the model calls. "
+        "Description: A tool needs a description, written for the model. "
+        "Method: A tool needs a method, one of GET, POST, PUT, PATCH, or DELETE. "
+        "URL: A tool needs a URL: the address the platform calls.")
+
+
+def test_registering_a_url_with_a_placeholder_and_its_parameter_opens_the_editor(service, admin):
+    page = register(admin, "by_order", url="https://api.example.com/orders/{order_id}",
+                    **{"parameters[0].name": "order_id", "parameters[0].type": "string",
+                       "parameters[0].location": "path", "parameters[0].required": "on"})
+    assert page.url.endswith("/tools/by_order/draft")
+    [parameter] = service.api("GET", "/v1/tools/by_order").json()["draft"]["definition"]["parameters"]
+    assert (parameter["name"], parameter["location"], parameter["required"]) == ("order_id", "path", True)
+
+
+def test_a_placeholder_without_its_parameter_adds_the_parameter_for_the_next_try(service, admin):
+    page = register(admin, "by_user", url="https://api.example.com/users/{subject}/orders/{order_id}")
+    assert page.status == 422
+    assert page.error_at("f-url") == "Error: A placeholder in the URL needs a path parameter of the same name."
+    assert page.text_of("register-note") == (
+        "Added a path parameter for {subject} and {order_id} from the URL; check them and register again. "
+        "The {subject} placeholder makes the tool per-user: the platform fills it from the session token.")
+    assert re.findall(r'name="parameters\[\d+\]\.name" value="([^"]*)"', page.text) == ["subject", "order_id"]
+    # Sent again as the page now stands, it registers.
+    form = {"name": "by_user", **VALID, "url": "https://api.example.com/users/{subject}/orders/{order_id}",
+            "scope": "per_user"}
+    for i, name in enumerate(("subject", "order_id")):
+        form.update({f"parameters[{i}].name": name, f"parameters[{i}].type": "string",
+                     f"parameters[{i}].location": "path", f"parameters[{i}].required": "on"})
+    assert 'value="per_user" selected' in page.text
+    assert admin.post("/tools/new", form).url.endswith("/tools/by_user/draft")
+
+
+def test_the_register_form_adds_and_removes_parameter_rows_without_the_script(service, admin):
+    page = admin.post("/tools/new", {"name": "rows_on_register", **VALID, "op": "add"})
+    assert page.status == 200
+    assert re.findall(r'name="parameters\[\d+\]\.name" value="([^"]*)"', page.text) == [""]
+    assert 'value="rows_on_register"' in page.text  # what was typed stays
+    assert service.api("GET", "/v1/tools/rows_on_register").status_code == 404
 
 
 def test_registering_opens_the_editor_on_the_new_draft(service, admin):

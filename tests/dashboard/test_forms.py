@@ -10,9 +10,12 @@ from service.dashboard.forms import (
     errors_by_field,
     field_id,
     field_label,
+    in_field_order,
+    in_spec_voice,
     pin_violations,
     pins_from_form,
     registration_from_form,
+    with_placeholder_parameters,
 )
 from service.errors import Violation
 from service.registry import RULES
@@ -91,6 +94,47 @@ def test_errors_are_grouped_by_field_in_order():
     found = errors_by_field([Violation("url", "a", "one"), Violation("name", "b", "two"),
                              Violation("url", "c", "three")])
     assert found == {"url": ["one", "three"], "name": ["two"]}
+
+
+def test_the_summary_follows_the_page_top_to_bottom_and_says_a_repeated_problem_once():
+    """The registry reports rules as it checks them (the rows', then those that tie fields together); the summary
+    lists them as the page shows the fields: the definition's, the parameters' own, then row by row, column by
+    column (the issue's editor had the tool-level problem 8th of 13)."""
+    reported = [Violation("parameters[1].element_type", "array-needs-element-type", "e"),
+                Violation("parameters[0].location", "body-needs-body-method", "b"),
+                Violation("parameters[1].name", "duplicate-parameter", "d"),
+                Violation("parameters[10].type", "type-unsupported", "t"),
+                Violation("url", "placeholder-needs-parameter", "u"),
+                Violation("url", "placeholder-needs-parameter", "u"),
+                Violation("parameters", "per-user-needs-subject", "p"),
+                Violation("description", "description-required", "r"),
+                Violation("", "unbuildable", "x"),
+                Violation("pin-a", "pin-no-draft", "q")]
+    assert [v.field for v in in_field_order(reported)] == [
+        "", "description", "url", "parameters", "parameters[0].location", "parameters[1].name",
+        "parameters[1].element_type", "parameters[10].type", "pin-a"]
+
+
+def test_a_register_form_names_its_blank_fields_in_the_specs_voice():
+    found = in_spec_voice([Violation("name", "field-required", RULES["field-required"]),
+                           Violation("url", "field-required", RULES["field-required"]),
+                           Violation("project", "field-required", RULES["field-required"])])
+    assert [(v.field, v.rule, v.message) for v in found] == [
+        ("name", "tool-name-required", "A tool needs a tool name: the function name the model calls."),
+        ("url", "url-required", "A tool needs a URL: the address the platform calls."),
+        ("project", "field-required", "This field is required.")]
+
+
+def test_a_placeholder_without_its_path_parameter_gets_one_and_the_subject_makes_the_tool_per_user():
+    data = registration_from_form(MultiDict({"url": "https://x.example/users/{subject}/orders/{id}/{id}",
+                                             "parameters[0].name": "id", "parameters[0].location": "query"}))
+    added, names = with_placeholder_parameters(data)
+    assert names == ["subject", "id"]  # a query parameter of the same name does not fill a path placeholder
+    assert added["scope"] == "per_user"
+    assert [(p["name"], p["location"], p["type"], p["required"]) for p in added["parameters"][1:]] == [
+        ("subject", "path", "string", True), ("id", "path", "string", True)]
+    unchanged = registration_from_form(MultiDict({"url": "https://x.example/{bad name}"}))
+    assert with_placeholder_parameters(unchanged) == (unchanged, [])  # not a name a parameter can have
 
 
 def test_pins_keep_the_page_order_and_skip_unpinned_tools():

@@ -3,7 +3,9 @@ import json
 import re
 
 import pytest
+import requests
 
+from service.dashboard.calls import decode_unverified
 from tests.dashboard.client import Person
 
 pytestmark = pytest.mark.service(per_module=True)  # each test names its own tools
@@ -102,32 +104,54 @@ def test_each_failure_shows_the_failure_object_the_model_receives(admin, project
     assert "Assertion the platform signed and sent" in page.text_of("result-call_1")  # called, and refused
 
 
-def test_the_assertion_shown_is_the_one_the_endpoint_received(service, admin, project):
+def received_by(backend: str, tool: str, call: int) -> dict:
+    """The assertion the mock received on call `call` (its record's number, which its echo names), decoded."""
+    [record] = [c for c in requests.get(f"{backend}/_calls", params={"tool": tool}, timeout=5).json()["calls"]
+                if c["id"] == call]
+    return decode_unverified(record["authorization"].removeprefix("Bearer "))
+
+
+def test_the_assertion_is_shown_once_and_is_the_one_the_endpoint_received(service, module_backend, admin, project):
     start(admin)
     page = run(admin, ("echo_me", "{}"), ("refusing", "{}"))
     turn = page.text_of("results-turn")
     assert f'href="/calls?turn={turn}"' in page.text  # the step's calls, as the call log keeps them
-    received = json_after(page.text_of("result-call_1"), "Assertion the endpoint received (decoded)")
-    assert received["header"]["typ"] == "JWT" and received["header"]["alg"] == "ES256"
-    claims = received["claims"]
+    shown = page.text_of("result-call_1")
+    assert shown.count("Assertion the platform signed and sent (decoded)") == 1
+    sent = json_after(shown, "Assertion the platform signed and sent (decoded)")
+    assert sent["header"]["typ"] == "JWT" and sent["header"]["alg"] == "ES256"
+    claims = sent["claims"]
     assert (claims["iss"], claims["aud"], claims["sub"], claims["anon"], claims["turn"]) == (
         service.issuer, "echo_me", "alice", False, turn)
-    verified = json_after(page.text_of("result-call_1"), "Claims the endpoint verified")
-    assert verified["jti"] == claims["jti"]
-    sent = json_after(page.text_of("result-call_1"), "Assertion the platform signed and sent (decoded)")
-    assert sent == received  # the endpoint received exactly the token the platform signed
+    assert "The endpoint verified this assertion" in shown and "Claims the endpoint verified" not in shown
+    echo = json_after(shown, "Output (what the model receives)")
+    assert received_by(module_backend, "echo_me", echo["call"]) == sent  # exactly the token the endpoint got
+    assert "authorization" not in {k.lower() for k in echo["headers"]}  # and the model never gets it
     # A tool that is not an echo still shows the assertion the platform signed for it.
     signed = json_after(page.text_of("result-call_2"), "Assertion the platform signed and sent (decoded)")["claims"]
     assert (signed["iss"], signed["aud"], signed["sub"], signed["turn"]) == (service.issuer, "refusing", "alice", turn)
     assert signed["exp"] - signed["iat"] == 30
-    assert "Assertion the endpoint received" not in page.text_of("result-call_2")
+    assert "The endpoint verified" not in page.text_of("result-call_2")
 
 
 def test_an_anonymous_session_is_anonymous_in_the_assertion(admin, project):
     start(admin, subject="visitor-7", anonymous=True)
     page = run(admin, ("echo_me", "{}"))
-    claims = json_after(page.text_of("result-call_1"), "Assertion the endpoint received (decoded)")["claims"]
+    claims = json_after(page.text_of("result-call_1"), "Assertion the platform signed and sent (decoded)")["claims"]
     assert claims["anon"] is True and claims["sub"] == "visitor-7"
+
+
+def test_arguments_that_do_not_fit_are_named_with_what_is_wrong_for_the_admin_only(service, admin, project):
+    start(admin)
+    page = run(admin, ("echo_me", '{"unexpected": 1, "subject": "bob"}'))
+    shown = page.text_of("result-call_1")
+    assert json_after(shown, "Failure object (what the model receives)") == {"status": "error",
+                                                                               "kind": "invalid-arguments"}
+    assert "Why the arguments do not fit" in shown and "unexpected not a parameter of this tool" in shown
+    assert "subject" not in shown.split("Why the arguments do not fit")[1]  # a model's subject is dropped, not wrong
+    # What was wrong is worked out for this page alone: the call log keeps no argument either.
+    logged = service.api("GET", "/v1/calls", params={"tool": "echo_me", "kind": "invalid-arguments"}).json()
+    assert logged["calls"] and "unexpected" not in json.dumps(logged)
 
 
 def test_arguments_that_are_not_a_json_object_are_shown_next_to_their_call(admin, project):

@@ -94,6 +94,36 @@ def test_publishing_says_which_other_project_drafts_move_to_the_new_versions(ser
     assert pinned(admin.get("/projects/freeze_b"))["shared_draft"] == "1"
 
 
+def test_the_confirmation_shows_what_each_frozen_tool_version_breaks_against_the_last_project_version(service, admin):
+    register(admin, "impact_a", method="POST")
+    register(admin, "impact_b")
+    register(admin, "impact_gone")
+    admin.post("/projects", {"name": "impacted"})
+    admin.post("/projects/impacted/draft", [("pin-impact_a", "draft"), ("pin-impact_b", "draft"),
+                                            ("pin-impact_gone", "draft")])
+    first = admin.get("/projects/impacted/publish")
+    assert first.text_of("freeze-summary") == ("Project version 1 freezes 3 tool versions. None of them breaks the "
+                                               "model or the endpoint.")
+    assert "New to this project, and the tool's first version: nothing to break." in first.text_of("publish-drafts")
+    admin.post("/projects/impacted/publish")
+    # Version 2: impact_a's draft gains a required body parameter, impact_b stays at version 1, impact_gone goes.
+    service.api("POST", "/v1/tools/impact_a/draft")
+    definition = service.api("GET", "/v1/tools/impact_a").json()["draft"]["definition"]
+    definition["parameters"] = [{"name": "qty", "type": "number", "location": "body"}]
+    assert service.api("PUT", "/v1/tools/impact_a/draft", json=definition).status_code == 200
+    admin.post("/projects/impacted/draft/new")
+    admin.post("/projects/impacted/draft", [("pin-impact_a", "draft"), ("pin-impact_b", "1")])
+    confirm = admin.get("/projects/impacted/publish")
+    assert confirm.text_of("freeze-summary") == ("Project version 2 freezes 2 tool versions. 1 of them breaks the "
+                                                 "model or the endpoint against what version 1 had: impact_a.")
+    assert confirm.text_of("breaking-impact_a") == "Breaking A required parameter qty was added. Breaks the model."
+    assert "Against version 1, which project version 1 pins: 1 breaking change." in confirm.text_of("publish-drafts")
+    assert confirm.text_of("publish-fixed") == ("impact_b version 1 Pinned by project version 1 too: nothing "
+                                                "changes.")
+    assert confirm.text_of("publish-unpinned") == ("No longer pinned, so no longer offered to the model: "
+                                                   "impact_gone.")
+
+
 def test_an_agent_cannot_publish_a_project(service, agent):
     agent.post("/projects", {"name": "agents_project"})
     assert "/projects/agents_project/publish" not in agent.get("/projects/agents_project").text

@@ -136,9 +136,17 @@ def test_echo_shows_what_was_sent(http, harness, live):
     assert body["path"] == "/tools/lookup/echo/a%2Fb%20c"
     assert body["query"] == {"raw": "x=1&x=2&y=%C3%A9", "parsed": {"x": ["1", "2"], "y": ["é"]}}
     assert body["headers"]["X-Trace"] == "t-1"
-    assert body["headers"]["Authorization"] == f"Bearer {token}"
     assert body["body"] == '{"ids": [1, 2]}' and body["json"] == {"ids": [1, 2]}
     assert (body["claims"]["aud"], body["claims"]["sub"]) == ("lookup", "bob")
+
+
+def test_echo_never_reflects_the_assertion_and_names_its_call_record_instead(http, harness, live):
+    """Whatever an endpoint answers goes to the model: a live assertion in the echo would be handed to it."""
+    token = harness.token("lookup", sub="bob")
+    response = http.get(f"{live}/tools/lookup/echo?q=1", headers=harness.auth(token))
+    assert token not in response.text and "authorization" not in {k.lower() for k in response.json()["headers"]}
+    [call] = [c for c in http.get(f"{live}/_calls").json()["calls"] if c["id"] == response.json()["call"]]
+    assert (call["path"], call["authorization"]) == ("/tools/lookup/echo", f"Bearer {token}")
 
 
 @pytest.mark.parametrize("rest", ["", "/", "//x", "/a//b", "/a%2Fb%3Fc%23d"])

@@ -46,16 +46,17 @@ def echo_project(target: PlatformTarget, slug: str, *, per_user: bool = False, c
     return names
 
 
-def received(result: dict[str, Any]) -> tuple[dict[str, Any], Inspected]:
-    """What the endpoint saw and the assertion it was given; SetupRefused if the call did not get there."""
+def received(target: PlatformTarget, result: dict[str, Any]) -> tuple[dict[str, Any], Inspected]:
+    """What the endpoint saw and the assertion it was given (from the mock's call record, which the echo names);
+    SetupRefused if the call did not get there."""
     seen = echoed(result)
     if seen is None:
         raise SetupRefused(f"the call to {result.get('name')} did not reach the echo: {brief(result)}")
-    token = bearer(seen)
+    token = bearer(target, str(result.get("name")), seen)
     inspected = Inspected.parse(token) if token else None
     if inspected is None:
         raise SetupRefused(f"the call to {result.get('name')} carried no readable Bearer assertion: "
-                           f"{seen.get('headers', {}).get('Authorization')!r}")
+                           f"{token!r}")
     return seen, inspected
 
 
@@ -64,7 +65,7 @@ def assertions_of(target: PlatformTarget, slug: str, **kwargs: Any) -> list[Insp
     names = echo_project(target, slug, **kwargs)
     conversation = target.conversation(target.project(slug))
     results = conversation.step(conversation.turn(), *[(name, {}) for name in names])
-    return [received(result)[1] for result in results]
+    return [received(target, result)[1] for result in results]
 
 
 @SUITE.case(
@@ -141,7 +142,7 @@ def audience(target: PlatformTarget) -> Verdict:
     results = conversation.step(conversation.turn(), *[(name, {}) for name in names])
     check = Check()
     for name, result in zip(names, results):
-        check.equal(f"aud of the call to {name}", name, received(result)[1].claims.get("aud"))
+        check.equal(f"aud of the call to {name}", name, received(target, result)[1].claims.get("aud"))
     return check.verdict()
 
 
@@ -176,7 +177,7 @@ def anonymous(target: PlatformTarget) -> Verdict:
         token = target.session_token(anonymous=anon)
         result = target.conversation(target.project("assertion_anon"), token).call(name)
         check.equal(f"anon in a{'n anonymous' if anon else ' signed-in'} session", anon,
-                    received(result)[1].claims.get("anon"))
+                    received(target, result)[1].claims.get("anon"))
     return check.verdict()
 
 
@@ -196,9 +197,9 @@ def turn_grouping(target: PlatformTarget) -> Verdict:
     first, second = conversation.turn(), conversation.turn()
     seen = {first: [], second: []}
     for result in conversation.step(first, *[(name, {}) for name in names]):
-        seen[first].append(received(result)[1].claims.get("turn"))
-    seen[first].append(received(conversation.step(first, (names[0], {}))[0])[1].claims.get("turn"))
-    seen[second].append(received(conversation.step(second, (names[1], {}))[0])[1].claims.get("turn"))
+        seen[first].append(received(target, result)[1].claims.get("turn"))
+    seen[first].append(received(target, conversation.step(first, (names[0], {}))[0])[1].claims.get("turn"))
+    seen[second].append(received(target, conversation.step(second, (names[1], {}))[0])[1].claims.get("turn"))
     check = Check()
     check.expect(first != second, "the two turns' ids", "different", f"{first!r} and {second!r}")
     for turn, claims in seen.items():
@@ -244,7 +245,7 @@ def claims_complete(target: PlatformTarget) -> Verdict:
     check = Check()
     jtis = []
     for index, result in enumerate(results):
-        claims = received(result)[1].claims
+        claims = received(target, result)[1].claims
         check_claim_types(check, claims, what=f"call {index}")
         jtis.append(claims.get("jti"))
     check.equal("distinct jti values", len(jtis), len(set(jtis)))
@@ -264,7 +265,7 @@ def only_assertion_forwarded(target: PlatformTarget) -> Verdict:
     [name] = echo_project(target, "assertion_forwarded", per_user=True)
     token = target.session_token()
     result = target.conversation(target.project("assertion_forwarded"), token).call(name)
-    seen, assertion = received(result)
+    seen, assertion = received(target, result)
     check = Check()
     headers = {k.lower() for k in seen.get("headers", {})}
     check.expect("cookie" not in headers, "a Cookie header", "none", sorted(headers))
