@@ -8,6 +8,10 @@ HOST ?= 127.0.0.1
 PORT ?= 8080
 MOCK_PORT ?= 8090
 MODEL_PORT ?= 8091
+# The suite starts a hundred Python processes, and each would compile every module it imports again where the
+# environment turns bytecode caches off (PYTHONDONTWRITEBYTECODE): here they are written, into .venv and the
+# checkout's __pycache__ directories (ignored by git).
+export PYTHONDONTWRITEBYTECODE :=
 
 .PHONY: install run test bench clean
 
@@ -15,7 +19,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade "pip>=24"
 	# No byte-compiling of every installed module up front (a third of the install): Python compiles what is
-	# imported, once, on first use.
+	# imported, once, on first use, and keeps it (above).
 	$(BIN)/pip install --quiet --no-compile -e ".[test]"
 	touch $(STAMP)
 
