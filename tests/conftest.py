@@ -23,6 +23,7 @@ from tests.helpers import (  # noqa: E402
     SECRET,
     Api,
     app_for,
+    drop_spare_schemas,
     fresh_postgres_schema,
     live_service,
     make_org,
@@ -45,9 +46,12 @@ def pytest_configure(config):
 
 @pytest.fixture(scope="session", autouse=True)
 def _live_servers():
-    """The servers `live_service` keeps for the next test are stopped when the run ends."""
+    """The servers `live_service` keeps for the next test are stopped when the run ends, and the PostgreSQL schemas
+    kept for the next test dropped."""
     yield
     stop_idle_servers()
+    if POSTGRES_URL:
+        drop_spare_schemas()
 
 
 # ---- in-process apps on both engines ---------------------------------------------------------------------------
