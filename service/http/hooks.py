@@ -11,10 +11,12 @@ from flask import Flask, g, request
 
 from service import gate
 from service.database import connect, release
-from service.errors import request_too_large
+from service.errors import ServiceError, request_too_large
 from service.http.context import NO_CONNECTION_UP_FRONT, WITHOUT_WORK_GATE, WORK_GATE_KEY
 from service.records import logs, metrics
 
+#: Where the gate puts its refusal of a request, for `_admit` to raise once Flask has the request.
+REFUSED_KEY = "toolgate.refused"
 REQUEST_ID_HEADER = "X-Request-Id"
 REQUEST_ID_ENVIRON = "HTTP_X_REQUEST_ID"
 #: The route label of a request that matched no route, so a scanner cannot grow the metrics' label set.
@@ -67,6 +69,19 @@ def install_observability(app: Flask) -> None:
             logs.request_id.reset(token)
 
 
+def _ungated_paths(app: Flask) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The paths of the endpoints that take no place at the work gate: exact ones, and the fixed start of those with
+    a variable part (a static file's)."""
+    exact, prefixes = set(), set()
+    for rule in app.url_map.iter_rules():
+        if rule.endpoint in WITHOUT_WORK_GATE:
+            if rule.arguments:
+                prefixes.add(rule.rule.split("<", 1)[0])
+            else:
+                exact.add(rule.rule)
+    return frozenset(exact), tuple(sorted(prefixes))
+
+
 def _organization(context) -> str | None:
     """The slug of whoever the request authenticated as, if it got that far (`context` is the request's `g`)."""
     for name in ("principal", "session"):
@@ -77,13 +92,36 @@ def _organization(context) -> str | None:
 
 
 def install_admission(app: Flask, max_request_bytes: int, work_gate: gate.WorkGate) -> None:
-    """Refuse a body past `max_request_bytes` from its declared length, before a byte of it is read; then take the
-    request's place at the work gate and its pooled database connection, both given back at teardown (and for the
-    time of any wait on the network: `database.released`)."""
+    """Take each request's place at the work gate before Flask builds the request (the probes, metrics and static
+    files excepted); refuse a body past `max_request_bytes` from its declared length, before a byte of it is read; then
+    take the request's pooled database connection. Place and connection are given back at teardown, and for the time
+    of any wait on the network (`database.released`)."""
     app.extensions[WORK_GATE_KEY] = work_gate
+    ungated: list[tuple[frozenset[str], tuple[str, ...]]] = []  # built at the first request, once every route is in
+    flask_app = app.wsgi_app
+
+    def gated(environ, start_response):
+        # Before Flask: a request's context, routing and hooks are most of what it does before its view, and a burst's
+        # arrivals all come in one turn of the event loop, so that work is done only with a place, and a probe
+        # arriving meanwhile waits behind at most the gate's few places rather than a thousand requests.
+        if not ungated:
+            ungated.append(_ungated_paths(app))
+        exact, prefixes = ungated[0]
+        path = environ.get("PATH_INFO", "")
+        if path not in exact and not path.startswith(prefixes):
+            try:
+                gate.enter(work_gate)
+            except ServiceError as refusal:
+                environ[REFUSED_KEY] = refusal  # answered by `_admit`, in the shape of the edge it was for
+        return flask_app(environ, start_response)
+
+    app.wsgi_app = gated
 
     @app.before_request
     def _admit():
+        refused = request.environ.get(REFUSED_KEY)
+        if refused is not None:
+            raise refused
         # A body refused from its declared length alone, before a byte of it is read (MCP answers its own, in
         # JSON-RPC); werkzeug parsed none of the headers yet, so the length is read from the environ itself.
         endpoint = request.endpoint
@@ -97,8 +135,6 @@ def install_admission(app: Flask, max_request_bytes: int, work_gate: gate.WorkGa
         # connection before spending CPU, so the few that hold one are scheduled promptly and hand it back
         # (measured: bench/load.py on PostgreSQL). Liveness, metrics, static files, a path that matches no route and
         # a step (NO_CONNECTION_UP_FRONT) take none here.
-        if endpoint is not None and endpoint not in WITHOUT_WORK_GATE:
-            gate.enter(work_gate)
         if endpoint is not None and endpoint not in NO_CONNECTION_UP_FRONT:
             connect()
 
