@@ -87,20 +87,6 @@ def _register_page(data: dict, status: int = 200, violations=(), message: str | 
                 choices=CHOICES, labels=REGISTER_LABELS, message=message, note=note, blank=BLANK_PARAMETER)
 
 
-#: The register form's labels: its inputs and its summary of problems name each field the same way.
-REGISTER_LABELS = {"name": "Tool name", "display_name": "Display name (optional)", "project": "Project",
-                   "description": "Description", "method": "Method", "url": "URL", "scope": "Scope"}
-REGISTER = "register"
-ADDED_PLACEHOLDERS = "Added a path parameter for {names} from the URL; check {them} and register again."
-ADDED_SUBJECT = " The {subject} placeholder makes the tool per-user: the platform fills it from the session token."
-
-
-def _register_page(data: dict, status: int = 200, violations=(), message: str | None = None,
-                   note: str | None = None):
-    return page("register.html", status, violations=violations, state=data, projects=registry.list_projects(_org()),
-                choices=CHOICES, labels=REGISTER_LABELS, message=message, note=note, blank=BLANK_PARAMETER)
-
-
 @blp.get("/tools/new")
 @requires(WRITE_DRAFTS)
 def register():
