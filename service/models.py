@@ -206,6 +206,29 @@ class CallRecord(BaseModel):
         table_name = "call_record"
 
 
+class Approval(BaseModel):
+    """A call of a tool that requires approval, held unsent until the conversation's subject decides it.
+
+    `definition` is the tool's definition as the conversation resolved it when the model made the call, and
+    `arguments` the model's arguments, so an approval sends exactly the call the person saw. `status` is pending,
+    approved or declined; a pending one past `expires_at` can no longer be decided."""
+
+    id = CharField(primary_key=True)
+    organization = ForeignKeyField(Organization, on_delete="CASCADE")
+    conversation = ForeignKeyField(Conversation, backref="approvals", on_delete="CASCADE")
+    turn = CharField()
+    call_id = TextField()
+    tool = CharField()
+    tool_version = IntegerField(null=True)  # null: the tool's draft, pinned by a project draft
+    definition = JSONField()
+    arguments = JSONField()
+    subject = CharField()
+    status = CharField()
+    created_at = DoubleField(default=now)
+    expires_at = DoubleField()
+    decided_at = DoubleField(null=True)
+
+
 class Message(BaseModel):
     """One message of a conversation, in order, as the model saw it: the person's text, the model's text and
     tool calls, one step's results (the body as it came, or the small failure object), or the platform's note

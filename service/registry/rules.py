@@ -172,6 +172,8 @@ RULES: dict[str, str] = {
     "argument-required": "This argument is required.",
     "argument-type": "This argument has the wrong type.",
     "argument-unknown": "This tool takes no argument of this name.",
+    # Approvals of held calls.
+    "decision-format": "A decision is approve or decline.",
 }
 
 # Matched with fullmatch: `$` also matches before a final line break, so "x\n" would pass as "x".
