@@ -199,6 +199,7 @@ class CallRecord(BaseModel):
     latency_ms = DoubleField()
     size_chars = IntegerField(null=True)  # null: over the cap, or nothing came back
     jti = CharField(null=True)
+    approval = CharField(null=True)  # the person's approval it was sent (or declined) on; null: none was needed
     session_start = BooleanField()
     created_at = DoubleField(default=now)
 

@@ -292,7 +292,8 @@ def _record(session, conversation_id, turn, calls, tools, outcomes, jtis, sessio
         "organization": session.organization.id, "conversation_id": conversation_id, "turn": turn,
         "tool": recordable(call.name[:64]), "tool_version": tools[call.name].version if call.name in tools else None,
         "subject": session.subject, "anonymous": session.anonymous, "kind": o.kind, "http_code": o.http_code,
-        "latency_ms": o.latency_ms, "size_chars": o.size_chars, "jti": jti, "session_start": session_start,
+        "latency_ms": o.latency_ms, "size_chars": o.size_chars, "jti": jti, "approval": call.approval,
+        "session_start": session_start,
         "created_at": created,
     } for call, o, jti in zip(calls, outcomes, jtis)]
     write_call_records(rows)

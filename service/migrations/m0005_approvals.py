@@ -1,7 +1,7 @@
 """Calls of tools that require approval, held until the person in the conversation approves or declines them.
 
 The row keeps exactly what will be sent (the tool's definition as the conversation resolved it, and the arguments),
-never a response body or a token.
+never a response body or a token. The call log notes which approval a call was sent, or declined, on.
 """
 from service.migrations import execute_script
 
@@ -15,7 +15,8 @@ CREATE TABLE approval (
     arguments TEXT NOT NULL, subject VARCHAR(256) NOT NULL,
     status VARCHAR(16) NOT NULL, created_at DOUBLE PRECISION NOT NULL, expires_at DOUBLE PRECISION NOT NULL,
     decided_at DOUBLE PRECISION);
-CREATE INDEX approval_conversation ON approval (conversation_id, created_at)
+CREATE INDEX approval_conversation ON approval (conversation_id, created_at);
+ALTER TABLE call_record ADD COLUMN approval VARCHAR(64)
 """
 
 
@@ -24,4 +25,5 @@ def up(db):
 
 
 def down(db):
+    db.execute_sql("ALTER TABLE call_record DROP COLUMN approval")
     db.execute_sql("DROP TABLE IF EXISTS approval")

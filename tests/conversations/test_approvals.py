@@ -88,6 +88,9 @@ def test_nothing_is_sent_until_approved_then_exactly_the_held_call_once(tmp_path
         # The call log has the sent call, with its assertion's id, never a body or a token.
         [logged] = service.api("GET", "/v1/calls", params={"tool": "place_order"}).json()["calls"]
         assert logged["kind"] == "ok" and logged["turn"] == turn and logged["jti"] == claims["jti"]
+        assert logged["approval"] == approval["id"]
+        assert [c["approval"] for c in service.api("GET", "/v1/calls", params={"tool": "look"}).json()["calls"]] == [
+            None]
 
 
 def test_unknown_tool_and_invalid_arguments_are_decided_before_anything_is_held(service, backend, shop):
@@ -113,7 +116,7 @@ def test_a_declined_call_is_never_sent_and_fails_declined(service, backend, shop
     assert "declined" in again.json()["message"]
     assert received(backend, "place_order") == []
     [logged] = service.api("GET", "/v1/calls", params={"tool": "place_order", "subject": "dee"}).json()["calls"]
-    assert logged["kind"] == "declined" and logged["jti"] is None
+    assert logged["kind"] == "declined" and logged["jti"] is None and logged["approval"] == approval["id"]
 
 
 def test_another_subject_or_conversation_cannot_see_or_decide_an_approval(service, backend, shop):
