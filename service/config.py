@@ -7,6 +7,7 @@ from typing import Mapping
 
 # Only plain modules here: `service` is imported (through this) before an entry point's gevent patching.
 from service.limits import (
+    APPROVAL_LIFETIME_SECONDS,
     CALL_DEADLINE_SECONDS,
     DATABASE_POOL_SIZE,
     DATABASE_POOL_WAIT_SECONDS,
@@ -59,6 +60,8 @@ class Config:
     call_deadline_seconds: float = CALL_DEADLINE_SECONDS
     #: Tool calls one organization may have in flight in one process; past it a step answers 429.
     max_calls_in_flight_per_org: int = DEFAULT_CALLS_IN_FLIGHT_PER_ORG
+    #: Seconds a call awaiting the person's approval may be approved (never past the session token's expiry).
+    approval_lifetime_seconds: float = APPROVAL_LIFETIME_SECONDS
     #: Extra Flask settings (tests use this for TESTING and the like).
     flask: Mapping[str, object] = field(default_factory=dict)
 
@@ -87,6 +90,8 @@ class Config:
             max_request_bytes=int(env.get("TOOLGATE_MAX_REQUEST_BYTES", MAX_REQUEST_BYTES)),
             max_calls_in_flight_per_org=int(env.get("TOOLGATE_MAX_CALLS_IN_FLIGHT_PER_ORG",
                                                     DEFAULT_CALLS_IN_FLIGHT_PER_ORG)),
+            approval_lifetime_seconds=float(env.get("TOOLGATE_APPROVAL_LIFETIME_SECONDS",
+                                                    APPROVAL_LIFETIME_SECONDS)),
             call_deadline_seconds=_test_call_deadline(env.get(TEST_CALL_DEADLINE_VARIABLE, "")),
         )
 

@@ -58,6 +58,8 @@ class ToolDefinition:
     url: str
     scope: str = "shared"
     runs_at_session_start: bool = False
+    #: The person in the conversation approves each call before it is sent (the model cannot approve for them).
+    requires_approval: bool = False
     required_entitlement: str | None = None
     parameters: tuple[Parameter, ...] = field(default_factory=tuple)
 
@@ -79,6 +81,7 @@ class ToolDefinition:
             "url": self.url,
             "scope": self.scope,
             "runs_at_session_start": self.runs_at_session_start,
+            "requires_approval": self.requires_approval,
             "required_entitlement": self.required_entitlement,
             "parameters": [p.to_dict() for p in self.parameters],
         }
@@ -93,6 +96,7 @@ class ToolDefinition:
             url=data["url"],
             scope=data.get("scope", "shared"),
             runs_at_session_start=bool(data.get("runs_at_session_start", False)),
+            requires_approval=bool(data.get("requires_approval", False)),
             required_entitlement=data.get("required_entitlement"),
             parameters=tuple(
                 Parameter(

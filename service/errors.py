@@ -119,6 +119,24 @@ def request_too_large(limit: int) -> ServiceError:
                                                   "service takes.")
 
 
+def approval_decided(status: str) -> ServiceError:
+    """409 for a second decision of an approval: each is decided once, and nothing more is sent."""
+    return ServiceError(409, "approval-decided", f"This call was already {status}; an approval is decided once, and "
+                                                 "nothing was sent now.")
+
+
+def approval_expired() -> ServiceError:
+    """409 for a decision past an approval's expiry: the call was never sent, and now never will be."""
+    return ServiceError(409, "approval-expired", "This approval has expired; nothing was sent. The model may ask "
+                                                 "again.")
+
+
+def not_entitled() -> ServiceError:
+    """403 for an approval by a session token without the entitlement the held call's tool requires."""
+    return ServiceError(403, "not-entitled", "This session token does not carry the entitlement the tool requires; "
+                                             "nothing was sent.")
+
+
 #: The code of a refusal for an organization's share of calls in flight (a whole turn stops with it as its reason).
 TOO_MANY_CALLS = "too-many-calls"
 

@@ -24,6 +24,10 @@ ASSERTION_LIFETIME_SECONDS = 30
 
 #: A session token lives at most this long ("a token's claims can be up to thirty minutes old").
 SESSION_TOKEN_MAX_SECONDS = 1_800
+
+#: How long a call awaiting the person's approval may be approved (TOOLGATE_APPROVAL_LIFETIME_SECONDS changes it);
+#: never past the expiry of the session token that made it.
+APPROVAL_LIFETIME_SECONDS = 300
 #: Entitlements one session token carries at most.
 MAX_ENTITLEMENTS = 100
 

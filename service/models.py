@@ -199,11 +199,35 @@ class CallRecord(BaseModel):
     latency_ms = DoubleField()
     size_chars = IntegerField(null=True)  # null: over the cap, or nothing came back
     jti = CharField(null=True)
+    approval = CharField(null=True)  # the person's approval it was sent (or declined) on; null: none was needed
     session_start = BooleanField()
     created_at = DoubleField(default=now)
 
     class Meta:
         table_name = "call_record"
+
+
+class Approval(BaseModel):
+    """A call of a tool that requires approval, held unsent until the conversation's subject decides it.
+
+    `definition` is the tool's definition as the conversation resolved it when the model made the call, and
+    `arguments` the model's arguments, so an approval sends exactly the call the person saw. `status` is pending,
+    approved or declined; a pending one past `expires_at` can no longer be decided."""
+
+    id = CharField(primary_key=True)
+    organization = ForeignKeyField(Organization, on_delete="CASCADE")
+    conversation = ForeignKeyField(Conversation, backref="approvals", on_delete="CASCADE")
+    turn = CharField()
+    call_id = TextField()
+    tool = CharField()
+    tool_version = IntegerField(null=True)  # null: the tool's draft, pinned by a project draft
+    definition = JSONField()
+    arguments = JSONField()
+    subject = CharField()
+    status = CharField()
+    created_at = DoubleField(default=now)
+    expires_at = DoubleField()
+    decided_at = DoubleField(null=True)
 
 
 class Message(BaseModel):

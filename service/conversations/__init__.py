@@ -1,5 +1,6 @@
 """Conversations: sessions, the tools offered to the model, turns, steps, session-start context, and the
 turn loop that runs a whole turn with the configured model."""
+from service.conversations.approvals import decide, list_approvals
 from service.conversations.offered import PinnedTool, parameters_schema
 from service.conversations.runs import (
     Dispatcher,
@@ -34,9 +35,11 @@ __all__ = [
     "TURN_DEADLINE",
     "TurnLimits",
     "authenticate_session",
+    "decide",
     "get_conversation",
     "get_conversation_turn",
     "history",
+    "list_approvals",
     "offered_tools",
     "open_conversation",
     "parameters_schema",

@@ -57,7 +57,8 @@ def parameters_schema(definition: ToolDefinition) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
 
 
-def _pinned(name: str, version: int | None, definition: ToolDefinition) -> PinnedTool:
+def pinned_tool(name: str, version: int | None, definition: ToolDefinition) -> PinnedTool:
+    """One tool served from `definition`: compiled, with its schema for the model."""
     return PinnedTool(name=name, version=version, definition=definition,
                       compiled=compile_definition(definition), schema=parameters_schema(definition))
 
@@ -69,7 +70,7 @@ def _published(tool_version_id: int) -> PinnedTool:
 @lru_cache(maxsize=4096)
 def _published_cached(_generation: int, tool_version_id: int) -> PinnedTool:
     row = ToolVersion.select(ToolVersion, Tool).join(Tool).where(ToolVersion.id == tool_version_id).get()
-    return _pinned(row.tool.name, row.number, ToolDefinition.from_dict(row.definition))
+    return pinned_tool(row.tool.name, row.number, ToolDefinition.from_dict(row.definition))
 
 
 @lru_cache(maxsize=1024)
@@ -115,7 +116,7 @@ def pinned_tools(project: Project | None, project_version: ProjectVersion | int 
         if pin["version"] == "draft":
             row = ToolDraft.get_or_none(ToolDraft.tool == tool)
             if row is not None:
-                tools.append(_pinned(tool.name, None, ToolDefinition.from_dict(row.definition)))
+                tools.append(pinned_tool(tool.name, None, ToolDefinition.from_dict(row.definition)))
         else:
             version = ToolVersion.get_or_none(ToolVersion.tool == tool, ToolVersion.number == pin["version"])
             if version is not None:

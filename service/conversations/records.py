@@ -22,8 +22,9 @@ Row = dict[str, Any]
 
 #: A call record's columns, in the order of the INSERT.
 CALL_RECORD_COLUMNS = ("organization", "conversation_id", "turn", "tool", "tool_version", "subject", "anonymous",
-                       "kind", "http_code", "latency_ms", "size_chars", "jti", "session_start", "created_at")
-#: Rows per statement: 14 parameters a row keeps a statement under SQLite's and PostgreSQL's parameter limits.
+                       "kind", "http_code", "latency_ms", "size_chars", "jti", "approval", "session_start",
+                       "created_at")
+#: Rows per statement: 15 parameters a row keeps a statement under SQLite's and PostgreSQL's parameter limits.
 ROWS_PER_STATEMENT = 1_000
 
 

@@ -14,17 +14,28 @@ from functools import lru_cache
 from typing import Any, Sequence
 
 from service.config import Config
+from service.conversations.held import Held, hold
 from service.conversations.offered import PinnedTool, offered, pinned_tools, resolve_project_version
 from service.conversations.records import write_call_records
 from service.conversations.sessions import Session
 from service.conversations.slots import CallSlots
 from service.database import generation, released
-from service.dispatch import INVALID_ARGUMENTS, UNKNOWN_TOOL, AddressGuard, CallOutcome, call_tool, run_step
+from service.dispatch import (
+    DECLINED,
+    INVALID_ARGUMENTS,
+    UNKNOWN_TOOL,
+    AddressGuard,
+    CallOutcome,
+    InvalidArguments,
+    build_request,
+    call_tool,
+    run_step,
+)
 from service.errors import ServiceError, not_found
 from service.keys import mint_assertion, new_turn_id
 from service.keys.store import signing_key
 from service.limits import MAX_CALLS_PER_STEP
-from service.models import Conversation, Turn, now
+from service.models import Approval, Conversation, Turn, now
 from service.records import calls as calls_log
 from service.registry import get_project, violation
 from service.text import recordable, text_problem
@@ -42,11 +53,12 @@ class Dispatcher:
 
 @dataclass(frozen=True)
 class ModelCall:
-    """One call the model asked for in a step."""
+    """One call the model asked for in a step; `approval` is the person's approval of it, once given."""
 
     id: str
     name: str
     arguments: Any
+    approval: str | None = None
 
 
 def _new_id() -> str:
@@ -167,7 +179,9 @@ def run_model_step(session: Session, conversation: Conversation, turn: Turn, cal
                    slots_held: bool = False) -> list[dict[str, Any]]:
     """Run one model step: every call in parallel, results in the calls' order.
 
-    Each result is what the model sees (`output` or `error`) plus the call's `latency_ms`. A caller that shows
+    Each result is what the model sees (`output` or `error`) plus the call's `latency_ms`; a call of a tool that
+    requires approval whose arguments fit is held unsent, and its result is `approval` ({id, status, expires_at})
+    alone. A caller that shows
     people what was sent (the playground) passes `assertions` to receive each call's signed assertion, or None
     where nothing was called, and `found` to receive, for each call, the arguments that did not fit and why (empty
     unless it failed invalid-arguments): the model itself only ever gets the fixed failure object. 429 when the
@@ -179,8 +193,27 @@ def run_model_step(session: Session, conversation: Conversation, turn: Turn, cal
                          assertions=assertions, slots_held=slots_held)
     if found is not None:
         found.extend(outcome.found for outcome in outcomes)
-    return [{"id": call.id, "name": call.name, **outcome.to_result(), "latency_ms": outcome.latency_ms}
-            for call, outcome in zip(calls, outcomes)]
+    return [_result(call, outcome) for call, outcome in zip(calls, outcomes)]
+
+
+def _result(call: ModelCall, outcome: CallOutcome | Held) -> dict[str, Any]:
+    if isinstance(outcome, Held):
+        return {"id": call.id, "name": call.name, **outcome.to_result()}
+    return {"id": call.id, "name": call.name, **outcome.to_result(), "latency_ms": outcome.latency_ms}
+
+
+def run_decided_call(session: Session, conversation_id: str, turn: str, call: ModelCall, tool: PinnedTool,
+                     dispatcher: Dispatcher, *, approved: bool) -> dict[str, Any]:
+    """The step result of a held call the person decided: approved, it is sent as a step's call is, its assertion
+    carrying `call.approval` (the caller holds its slot); declined, nothing is sent and it fails `declined`. Either
+    way it is recorded in the call log."""
+    if approved:
+        outcome = _dispatch(session, turn, [call], {tool.name: tool}, dispatcher, conversation_id,
+                            session_start=False, slots_held=True)[0]
+    else:
+        outcome = CallOutcome(DECLINED)
+        _record(session, conversation_id, turn, [call], {tool.name: tool}, [outcome], [None], False)
+    return _result(call, outcome)
 
 
 def _arguments(raw: Any) -> Any:
@@ -195,12 +228,15 @@ def _arguments(raw: Any) -> Any:
 
 def _dispatch(session: Session, turn: str, calls: Sequence[ModelCall], tools: dict[str, PinnedTool],
               dispatcher: Dispatcher, conversation_id: str, *, session_start: bool,
-              assertions: list[str | None] | None = None, slots_held: bool = False) -> list[CallOutcome]:
+              assertions: list[str | None] | None = None, slots_held: bool = False) -> list[CallOutcome | Held]:
     config = dispatcher.config
     issuer = config.issuer(session.organization.slug)
     key = signing_key(session.organization, config.secret_key) if calls else None
     jtis: list[str | None] = [None] * len(calls)
     signed: list[str | None] = [None] * len(calls)
+    held: dict[int, Held] = {}
+    approvals: list[dict[str, Any]] = []
+    at = now()
 
     def thunk(index: int, call: ModelCall):
         tool = tools.get(call.name)
@@ -210,24 +246,40 @@ def _dispatch(session: Session, turn: str, calls: Sequence[ModelCall], tools: di
         if not isinstance(arguments, dict):
             return lambda: CallOutcome(INVALID_ARGUMENTS, detail="arguments are not a JSON object",
                                        found=(("arguments", "not a JSON object"),))
+        if tool.definition.requires_approval and call.approval is None and not session_start:
+            try:  # decided as for every call, before anything is held
+                build_request(tool.compiled, arguments, session.subject)
+            except InvalidArguments as exc:
+                refused = CallOutcome(INVALID_ARGUMENTS, detail=str(exc)[:500], found=tuple(exc.found))
+                return lambda: refused
+            held[index], row = hold(session, conversation_id, turn, call.id, tool, arguments,
+                                    config.approval_lifetime_seconds, at)
+            approvals.append(row)
+            return None
 
         def sign() -> str:
             jtis[index] = _new_id()
             signed[index] = mint_assertion(key, issuer, call.name, session.subject, session.anonymous, turn,
-                                           time.time(), jti=jtis[index])
+                                           time.time(), jti=jtis[index], approval=call.approval)
             return signed[index]
 
         return lambda: call_tool(tool.compiled, arguments, subject=session.subject, guard=dispatcher.guard,
                                  sign=sign, deadline=config.call_deadline_seconds)
 
     thunks = [thunk(i, c) for i, c in enumerate(calls)]
+    sent = [i for i, t in enumerate(thunks) if t is not None]
     # The connection goes back to the pool for the calls' whole wait; recording takes one again.
-    with dispatcher.slots.held(session.organization.id, 0 if slots_held else len(calls)), released():
-        outcomes = run_step(thunks)
-    _record(session, conversation_id, turn, calls, tools, outcomes, jtis, session_start)
+    with dispatcher.slots.held(session.organization.id, 0 if slots_held else len(sent)), released():
+        outcomes = run_step([thunks[i] for i in sent]) if sent else []
+    if approvals:
+        Approval.insert_many(approvals).execute()
+    # Only calls that ran are in the call log; a held one is recorded once the person decides it.
+    _record(session, conversation_id, turn, [calls[i] for i in sent], tools, outcomes, [jtis[i] for i in sent],
+            session_start)
     if assertions is not None:
         assertions.extend(signed)
-    return outcomes
+    ran = dict(zip(sent, outcomes))
+    return [held[i] if i in held else ran[i] for i in range(len(calls))]
 
 
 def _record(session, conversation_id, turn, calls, tools, outcomes, jtis, session_start) -> None:
@@ -240,7 +292,8 @@ def _record(session, conversation_id, turn, calls, tools, outcomes, jtis, sessio
         "organization": session.organization.id, "conversation_id": conversation_id, "turn": turn,
         "tool": recordable(call.name[:64]), "tool_version": tools[call.name].version if call.name in tools else None,
         "subject": session.subject, "anonymous": session.anonymous, "kind": o.kind, "http_code": o.http_code,
-        "latency_ms": o.latency_ms, "size_chars": o.size_chars, "jti": jti, "session_start": session_start,
+        "latency_ms": o.latency_ms, "size_chars": o.size_chars, "jti": jti, "approval": call.approval,
+        "session_start": session_start,
         "created_at": created,
     } for call, o, jti in zip(calls, outcomes, jtis)]
     write_call_records(rows)

@@ -32,7 +32,8 @@ def field_id(field: str) -> str:
 
 
 _LABELS = {"url": "URL", "required_entitlement": "Required entitlement", "display_name": "Display name",
-           "runs_at_session_start": "Runs at session start", "element_type": "element type", "api_key": "API key",
+           "runs_at_session_start": "Runs at session start",
+           "requires_approval": "Requires approval", "element_type": "element type", "api_key": "API key",
            "parameters": "Parameters", "calls": "Calls"}
 _ROWS = {"parameters": "Parameter", "calls": "Call"}
 
@@ -97,6 +98,7 @@ def definition_from_form(form: Mapping[str, str], tool_name: str) -> dict[str, A
         "url": _text(form, "url"),
         "scope": _text(form, "scope"),
         "runs_at_session_start": form.get("runs_at_session_start") == "on",
+        "requires_approval": form.get("requires_approval") == "on",
         "required_entitlement": _text(form, "required_entitlement"),
         PARAMETERS: [parameter_from_row(r) for r in rows(form, PARAMETERS, PARAMETER_FIELDS)],
     }
@@ -164,7 +166,7 @@ BLANK_CALL = {"name": "", "arguments": "{}"}
 #: refused save lists its violations in this order, so it reads as the page does. A violation of no field (`""`) is
 #: about the whole definition and comes first; rows follow their field, each in `PARAMETER_FIELDS` order.
 FIELD_ORDER = ("", "name", "display_name", "project", "description", "method", "url", "scope", "required_entitlement",
-               "runs_at_session_start", PARAMETERS)
+               "runs_at_session_start", "requires_approval", PARAMETERS)
 _COLUMNS = {PARAMETERS: PARAMETER_FIELDS, CALLS: CALL_FIELDS}
 _ROW = re.compile(r"^(\w+)\[([0-9]{1,6})\](?:\.(\w+))?$")
 

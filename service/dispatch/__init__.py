@@ -13,6 +13,7 @@ from service.dispatch.build import (
 )
 from service.dispatch.call import call_tool
 from service.dispatch.failures import (
+    DECLINED,
     FAILURE_KINDS,
     INVALID_ARGUMENTS,
     REFUSED,
@@ -34,6 +35,7 @@ __all__ = [
     "CompiledTool",
     "DefinitionError",
     "FAILURE_KINDS",
+    "DECLINED",
     "INVALID_ARGUMENTS",
     "InvalidArguments",
     "REFUSED",

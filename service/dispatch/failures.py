@@ -2,7 +2,8 @@
 
 The six kinds and the object's shape are the spec's ("What comes back to the model"); the seventh,
 `invalid-arguments`, is the contract's: arguments that do not fit the declared parameters, so
-nothing is called.
+nothing is called. The eighth, `declined`, is a call of a tool that requires approval which the
+person declined (issue 19): nothing is called either.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ TIMED_OUT = "timed-out"
 TRANSPORT_ERROR = "transport-error"
 UNKNOWN_TOOL = "unknown-tool"
 INVALID_ARGUMENTS = "invalid-arguments"
+DECLINED = "declined"
 
 FAILURE_KINDS = (
     REFUSED,
@@ -22,6 +24,7 @@ FAILURE_KINDS = (
     TRANSPORT_ERROR,
     UNKNOWN_TOOL,
     INVALID_ARGUMENTS,
+    DECLINED,
 )
 
 
@@ -29,7 +32,7 @@ def failure_object(kind: str, http_code: int | None = None) -> dict[str, object]
     """The small fixed object the model receives for a failed call.
 
     `httpCode` is present only when the endpoint answered with a status; it is absent on
-    timeouts, transport errors, unknown tools and invalid arguments.
+    timeouts, transport errors, unknown tools, invalid arguments and declined calls.
     """
     if kind not in FAILURE_KINDS:
         raise ValueError(f"not a failure kind: {kind!r}")

@@ -18,6 +18,10 @@ ASSERTION_TYPE = "JWT"
 #: The claims an assertion carries, in the order they are written.
 ASSERTION_CLAIMS = ("iss", "aud", "sub", "anon", "turn", "iat", "exp", "jti")
 
+#: The claim an approved call's assertion carries besides those: the id of the person's approval, so a backend can
+#: refuse a consequential request that arrives without one (issue 19).
+APPROVAL_CLAIM = "approval"
+
 
 def new_turn_id() -> str:
     """A random, url-safe identifier for one model turn (not a counter: it says nothing of order)."""
@@ -34,12 +38,14 @@ def mint_assertion(
     now: float,
     *,
     jti: str | None = None,
+    approval: str | None = None,
 ) -> str:
     """The signed assertion for one call of `tool_name` in `turn`, on behalf of `subject`.
 
     `aud` is the tool's name as a single string, so an assertion minted for one tool cannot be
     pointed at another; `exp` is `iat` + ASSERTION_LIFETIME_SECONDS. `jti` is random unless
-    given; pass one only for known-answer vectors.
+    given; pass one only for known-answer vectors. `approval`, the id of the person's approval of
+    this very call, is added as the APPROVAL_CLAIM when given.
     """
     # One combined check: cheap enough for the hot path, and a null aud or sub never goes out.
     if not (
@@ -64,4 +70,6 @@ def mint_assertion(
         "exp": issued_at + ASSERTION_LIFETIME_SECONDS,
         "jti": jti or secrets.token_urlsafe(16),
     }
+    if approval is not None:
+        claims[APPROVAL_CLAIM] = approval
     return sign_compact(key, ASSERTION_TYPE, claims)

@@ -62,7 +62,10 @@ class ToolResult:
 
     @classmethod
     def from_result(cls, result: dict[str, Any]) -> "ToolResult":
-        """From a step's result, `{"id", "name", "output"}` or `{"id", "name", "error"}`."""
+        """From a step's result, `{"id", "name", "output"}`, `{"id", "name", "error"}`, or a call held for the
+        person's approval, `{"id", "name", "approval"}`, which the model is shown as it is."""
+        if "approval" in result:
+            return cls(result["id"], result["name"], json.dumps({"approval": result["approval"]}), False)
         if "error" in result:
             return cls(result["id"], result["name"], json.dumps(result["error"]), True)
         return cls(result["id"], result["name"], result.get("output") or "", False)

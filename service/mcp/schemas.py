@@ -52,6 +52,9 @@ DEFINITION_PROPERTIES: dict[str, Any] = {
     "runs_at_session_start": {"type": "boolean", "default": False,
                               "description": "Runs once before the model's first reply; may declare only the "
                                              "subject parameter."},
+    "requires_approval": {"type": "boolean", "default": False,
+                          "description": "Each call waits for the person in the conversation to approve it before "
+                                         "it is sent; a session-start tool cannot require approval."},
     "required_entitlement": {"type": ["string", "null"],
                              "description": "A claim such as products:write the session token must carry."},
     "project": {"type": ["string", "null"],

@@ -29,6 +29,7 @@ KINDS: dict[str, tuple[tuple[str, ...], str]] = {
     "url-changed": ((ENDPOINT,), "The URL changed from {before} to {after}."),
     "scope-changed": ((ENDPOINT,), "The scope changed from {before} to {after}."),
     "session-start-changed": ((MODEL,), "The tool {after}."),
+    "approval-changed": ((MODEL, ENDPOINT), "The tool {after}."),
     "parameter-added": ((), "An optional parameter {parameter} was added."),
     "parameter-made-optional": ((), "The parameter {parameter} is now optional."),
     "parameter-description-changed": ((), "The description of the parameter {parameter} changed."),
@@ -36,6 +37,8 @@ KINDS: dict[str, tuple[tuple[str, ...], str]] = {
     "entitlement-changed": ((), "The required entitlement changed from {before} to {after}."),
 }
 
+APPROVAL_WORDS = {True: "now waits for the person's approval before each call is sent",
+                  False: "no longer waits for the person's approval"}
 LOCATION_NAMES = {"query": "query string", "path": "URL path", "body": "request body"}
 
 
@@ -62,6 +65,8 @@ class Change:
 
     @property
     def message(self) -> str:
+        if self.kind == "approval-changed":
+            return KINDS[self.kind][1].format(after=APPROVAL_WORDS[bool(self.after)])
         words = LOCATION_NAMES if self.kind == "parameter-moved" else {}
         return KINDS[self.kind][1].format(parameter=self.parameter, before=_words(self.before, words),
                                           after=_words(self.after, words))
@@ -96,6 +101,10 @@ def compare(before: dict[str, Any], after: dict[str, Any]) -> list[Change]:
                         ("required_entitlement", "entitlement-changed")):
         if before.get(field) != after.get(field):
             changes.append(Change(kind, before=before.get(field), after=after.get(field)))
+    # A definition stored before the flag existed does not require approval.
+    was, now = bool(before.get("requires_approval", False)), bool(after.get("requires_approval", False))
+    if was != now:
+        changes.append(Change("approval-changed", before=was, after=now))
     if before.get("description") != after.get("description"):
         changes.append(Change("description-changed"))
     old = {p["name"]: p for p in before.get("parameters", [])}

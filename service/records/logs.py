@@ -113,4 +113,4 @@ def log_calls(org: str, rows: Iterable[Mapping[str, Any]]) -> None:
             "org": org, "conversation": row["conversation_id"], "turn": row["turn"], "tool": row["tool"],
             "version": row["tool_version"], "session_start": row["session_start"], "kind": row["kind"] or OK,
             "status": row["http_code"], "latency_ms": row["latency_ms"], "size_chars": row["size_chars"],
-            "jti": row["jti"]}})
+            "jti": row["jti"], "approval": row["approval"]}})

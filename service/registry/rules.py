@@ -42,6 +42,8 @@ RULES: dict[str, str] = {
     "per-user-needs-subject": "A per-user tool needs a subject parameter.",
     "subject-must-be-string": "The subject parameter must be a string.",
     "session-start-only-subject": "A tool that runs at session start may declare only the subject parameter.",
+    "session-start-no-approval": "A session-start tool cannot require approval: no person is there to approve "
+                                 "before the first reply.",
     "body-needs-body-method": "A GET or DELETE request cannot carry a body parameter.",
     "path-needs-placeholder": "A path parameter needs a matching placeholder in the URL.",
     "type-location-mismatch": "This type cannot ride in that location.",
@@ -170,6 +172,8 @@ RULES: dict[str, str] = {
     "argument-required": "This argument is required.",
     "argument-type": "This argument has the wrong type.",
     "argument-unknown": "This tool takes no argument of this name.",
+    # Approvals of held calls.
+    "decision-format": "A decision is approve or decline.",
 }
 
 # Matched with fullmatch: `$` also matches before a final line break, so "x\n" would pass as "x".
@@ -178,7 +182,8 @@ ENTITLEMENT_PATTERN = re.compile(r"[\x21-\x7e]+")
 PLACEHOLDER_PATTERN = re.compile(r"\{([^{}]*)\}")
 
 DEFINITION_FIELDS = {
-    "name", "description", "method", "url", "scope", "runs_at_session_start", "required_entitlement", "parameters",
+    "name", "description", "method", "url", "scope", "runs_at_session_start", "requires_approval",
+    "required_entitlement", "parameters",
 }
 PARAMETER_FIELDS = {"name", "type", "location", "required", "description", "element_type"}
 
@@ -227,6 +232,12 @@ def check_definition(data: Any, *, extra_fields: frozenset[str] = frozenset(),
     if not isinstance(session_start, bool):
         found.append(violation("runs_at_session_start", "field-type"))
         session_start = False
+    requires_approval = data.get("requires_approval", False)
+    if not isinstance(requires_approval, bool):
+        found.append(violation("requires_approval", "field-type"))
+        requires_approval = False
+    if session_start and requires_approval:
+        found.append(violation("requires_approval", "session-start-no-approval"))
     entitlement = _string(data, "required_entitlement", found, required=False,
                           max_chars=limits.MAX_ENTITLEMENT_CHARS)
     if entitlement == "":
@@ -255,6 +266,7 @@ def check_definition(data: Any, *, extra_fields: frozenset[str] = frozenset(),
         url=url,
         scope=scope,
         runs_at_session_start=session_start,
+        requires_approval=requires_approval,
         required_entitlement=entitlement,
         parameters=tuple(given),
     )

@@ -88,7 +88,8 @@ def test_many_rows_go_in_statements_of_a_bounded_size(database, monkeypatch):
     monkeypatch.setattr(database, "execute_sql", lambda sql, params=None: statements.append(sql) or execute(sql, params))
     written = [{"organization": organization.id, "conversation_id": "c", "turn": "t", "tool": "search",
                 "tool_version": 1, "subject": "alice", "anonymous": False, "kind": None, "http_code": 200,
-                "latency_ms": 3, "size_chars": 2, "jti": f"j{i}", "session_start": False, "created_at": 1.0}
+                "latency_ms": 3, "size_chars": 2, "jti": f"j{i}", "approval": None, "session_start": False,
+                "created_at": 1.0}
                for i in range(7)]
     records.write_call_records(written)
     assert len([s for s in statements if s.startswith("INSERT INTO call_record")]) == 3

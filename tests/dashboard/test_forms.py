@@ -167,3 +167,8 @@ def test_calls_parse_their_arguments_and_report_each_problem():
     # No call at all: the API's rule for a step, with its one sentence.
     assert [(p.field, p.rule, p.message) for p in calls_from_form(MultiDict())[2]] == [
         ("calls", "calls-format", "A step carries from 1 to 500 calls.")]
+
+
+def test_the_approval_checkbox_is_read_like_the_session_start_one():
+    assert definition_from_form(MultiDict({"requires_approval": "on"}), "t")["requires_approval"] is True
+    assert definition_from_form(MultiDict({}), "t")["requires_approval"] is False

@@ -5,10 +5,10 @@ from service.dispatch import FAILURE_KINDS, failure_object
 from service.dispatch.transport import CallOutcome
 
 
-def test_the_kinds_are_the_specs_six_plus_invalid_arguments():
+def test_the_kinds_are_the_specs_six_plus_invalid_arguments_and_declined():
     assert FAILURE_KINDS == (
         "refused", "returned-nothing", "response-too-big", "timed-out",
-        "transport-error", "unknown-tool", "invalid-arguments",
+        "transport-error", "unknown-tool", "invalid-arguments", "declined",
     )
 
 
@@ -17,7 +17,7 @@ def test_kinds_where_the_endpoint_answered_carry_its_status(kind):
     assert failure_object(kind, 404) == {"status": "error", "kind": kind, "httpCode": 404}
 
 
-@pytest.mark.parametrize("kind", ["timed-out", "transport-error", "unknown-tool", "invalid-arguments"])
+@pytest.mark.parametrize("kind", ["timed-out", "transport-error", "unknown-tool", "invalid-arguments", "declined"])
 def test_kinds_without_an_answer_have_no_http_code(kind):
     assert failure_object(kind) == {"status": "error", "kind": kind}
 

@@ -21,7 +21,7 @@ def test_apply_writes_each_ready_operation_as_a_draft_and_never_publishes(import
         assert tool["versions"] == [] and tool["draft"]["revision"] == 1
         created = next(op for op in ops.values() if op["tool"] == name)["definition"]
         registration = {k: v for k, v in created.items() if k not in ("display_name", "project")}
-        assert tool["draft"]["definition"] == {**registration, "runs_at_session_start": False,
+        assert tool["draft"]["definition"] == {**registration, "runs_at_session_start": False, "requires_approval": False,
                                                "required_entitlement": None}
         assert tool["display_name"] == created["display_name"]
 

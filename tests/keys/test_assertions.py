@@ -16,7 +16,7 @@ from service.keys import (
     new_turn_id,
     rotate,
 )
-from service.keys.assertions import ASSERTION_CLAIMS
+from service.keys.assertions import APPROVAL_CLAIM, ASSERTION_CLAIMS
 from service.limits import ASSERTION_LIFETIME_SECONDS, CLOCK_SKEW_SECONDS
 from tests.keys.vectors import FIXED_NOW, ISSUER, b64url_decode, fixed_key
 
@@ -130,3 +130,9 @@ def test_integrator_verifies_assertions_with_pyjwkclient(jwks_server):
         with pytest.raises(jwt.InvalidAudienceError):
             integrator_decode(token, signing_key, audience="delete_orders")
     assert jwks_server.hits == ["/.well-known/jwks.json"]  # one fetch, then the cached set
+
+
+def test_an_approved_call_carries_the_approval_claim_after_the_usual_ones(any_fixed_key):
+    token = mint_assertion(any_fixed_key, **ARGS, now=FIXED_NOW, approval="appr-1")
+    claims = json.loads(b64url_decode(token.split(".")[1]))
+    assert tuple(claims) == (*ASSERTION_CLAIMS, APPROVAL_CLAIM) and claims[APPROVAL_CLAIM] == "appr-1"

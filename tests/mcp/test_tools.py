@@ -70,6 +70,16 @@ def test_a_published_version_is_read_and_a_new_draft_started_from_it(service, mc
     assert draft["definition"] == version["definition"]
 
 
+def test_an_agent_drafts_a_tool_that_requires_approval_but_never_at_session_start(service, mcp):
+    session = mcp.initialize()
+    refused = mcp.call_tool(session, "register_tool", definition("starter", requires_approval=True,
+                                                                 runs_at_session_start=True))
+    assert refused["isError"] is True
+    assert [e["rule"] for e in refused["structuredContent"]["errors"]] == ["session-start-no-approval"]
+    assert mcp.call_tool(session, "register_tool", definition("order", requires_approval=True))["isError"] is False
+    assert service.api("GET", "/v1/tools/order").json()["draft"]["definition"]["requires_approval"] is True
+
+
 def test_a_save_without_a_draft_is_refused_with_the_registry_sentence(service, mcp):
     register(service, "frozen")
     publish(service, "frozen")

@@ -11,7 +11,7 @@ from service.models import CallRecord
 def record(org, **fields):
     row = {"organization": org, "conversation_id": "c1", "turn": "t1", "tool": "get_orders", "tool_version": 1,
            "subject": "alice", "anonymous": False, "kind": None, "http_code": 200, "latency_ms": 12.0,
-           "size_chars": 42, "jti": "j", "session_start": False, "created_at": time.time()}
+           "size_chars": 42, "jti": "j", "approval": None, "session_start": False, "created_at": time.time()}
     row.update(fields)
     return row
 
@@ -75,7 +75,7 @@ def test_each_outcome_shows_its_size_status_and_kind(logged):
     assert (calls[None]["version"], calls[None]["tool"]) == (None, "made_up")
     assert calls["a4"]["anonymous"] is True and calls["a6"]["session_start"] is True
     assert set(calls["a1"]) == {"id", "at", "conversation", "turn", "tool", "version", "session_start", "subject",
-                                "anonymous", "kind", "status", "latency_ms", "size", "jti"}
+                                "anonymous", "kind", "status", "latency_ms", "size", "jti", "approval"}
 
 
 def test_only_the_organizations_admins_read_its_calls(logged, other_api, keys):

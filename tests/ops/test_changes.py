@@ -76,6 +76,10 @@ VECTORS = [
       ("parameter-removed", "subject", (ENDPOINT,))]),
     ("session-start-changed", edited(parameters=[]), edited(parameters=[], runs_at_session_start=True),
      [("session-start-changed", None, (MODEL,))]),
+    ("approval-required", BASE, edited(requires_approval=True), [("approval-changed", None, BOTH)]),
+    ("approval-no-longer-required", edited(requires_approval=True), edited(requires_approval=False),
+     [("approval-changed", None, BOTH)]),
+    ("stored-before-the-flag-is-not-a-change", BASE, edited(requires_approval=False), []),
     ("description-changed", BASE, edited(description="Recent orders."), [("description-changed", None, ())]),
     ("entitlement-changed", BASE, edited(required_entitlement="orders:read"), [("entitlement-changed", None, ())]),
     ("removed-and-added-elsewhere-is-not-a-rename", BASE,
@@ -112,6 +116,8 @@ def test_messages_are_readable_sentences():
     assert retyped.message == "The parameter ids changed type from array of string to array of number."
     assert Change("session-start-changed", before=True, after=False).message == (
         "The tool no longer runs at session start.")
+    assert Change("approval-changed", before=False, after=True).message == (
+        "The tool now waits for the person's approval before each call is sent.")
     assert Change("entitlement-changed", before=None, after="a:b").message == (
         "The required entitlement changed from none to a:b.")
 

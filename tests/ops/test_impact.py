@@ -82,3 +82,13 @@ def test_another_organizations_tool_is_not_found(published, other_api):
     for path in ("/v1/tools/get_orders/versions/1/impact", "/v1/tools/get_orders/draft/impact",
                  "/v1/tools/get_orders/diff?from=1&to=draft"):
         assert other_api("GET", path).status_code == 404
+
+
+def test_requiring_approval_is_a_breaking_change_in_the_draft_report(published):
+    assert published("PUT", "/v1/tools/get_orders/draft", {**ORDERS, "requires_approval": True}).status_code == 200
+    draft = published("GET", "/v1/tools/get_orders").json["draft"]["definition"]
+    assert draft["requires_approval"] is True
+    report = published("GET", "/v1/tools/get_orders/draft/impact").json
+    assert report["breaking"] is True
+    assert [(c["change"], c["before"], c["after"], c["affects"]) for c in report["changes"]] == [
+        ("approval-changed", False, True, ["model", "endpoint"])]

@@ -101,3 +101,20 @@ def test_every_valid_definition_compiles_into_a_request_template():
     for vector in ACCEPTED:
         definition, found = check_definition(vector["definition"])
         assert found == [] and compile_definition(definition).definition == definition
+
+
+def test_a_session_start_tool_cannot_require_approval():
+    data = {"name": "greet", "description": "Greets.", "method": "GET", "url": "https://a.example/x",
+            "runs_at_session_start": True, "requires_approval": True}
+    _, found = check_definition(data)
+    assert [v.to_dict() for v in found] == [{
+        "field": "requires_approval", "rule": "session-start-no-approval",
+        "message": "A session-start tool cannot require approval: no person is there to approve before the first "
+                   "reply."}]
+    definition, found = check_definition({**data, "runs_at_session_start": False})
+    assert found == [] and definition.requires_approval is True
+    assert definition.to_dict()["requires_approval"] is True
+    _, found = check_definition({**data, "runs_at_session_start": False, "requires_approval": "yes"})
+    assert [(v.field, v.rule) for v in found] == [("requires_approval", "field-type")]
+    definition, _ = check_definition({**data, "runs_at_session_start": False, "requires_approval": False})
+    assert definition.requires_approval is False

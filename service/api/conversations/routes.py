@@ -18,9 +18,11 @@ from service.conversations import (
     Session,
     TurnLimits,
     authenticate_session,
+    decide,
     get_conversation,
     get_conversation_turn,
     history,
+    list_approvals,
     offered_tools,
     open_conversation,
     parse_calls,
@@ -166,6 +168,60 @@ class StepViews(MethodView):
         conversation, turn = get_conversation_turn(session, conversation_id, turn_id)
         calls = parse_calls(json_body())
         return json_response({"results": run_model_step(session, conversation, turn, calls, dispatcher())})
+
+
+class DecisionSchema(IgnoresUnknownSchema):
+    decision = fields.String(required=True, validate=validate.OneOf(["approve", "decline"]),
+                             metadata={"example": "approve"})
+
+
+class ApprovalSchema(Schema):
+    id = fields.String()
+    status = fields.String(metadata={"description": "pending, approved, declined, or expired (pending past its "
+                                                    "expiry: it can no longer be decided)."})
+    tool = fields.String()
+    display_name = fields.String()
+    description = fields.String()
+    version = fields.Integer(allow_none=True, metadata={"description": "The tool version; null for its draft."})
+    call_id = fields.String()
+    arguments = fields.Raw(metadata={"description": "Exactly the arguments an approval sends."})
+    turn = fields.String()
+    created_at = fields.Float()
+    expires_at = fields.Float()
+    decided_at = fields.Float(allow_none=True)
+
+
+class ApprovalsSchema(Schema):
+    approvals = fields.List(fields.Nested(ApprovalSchema))
+
+
+class DecidedSchema(Schema):
+    approval = fields.Nested(ApprovalSchema)
+    result = fields.Dict(metadata={"description": "The call's result as a step's: `output`, or `error` (kind "
+                                                  "`declined` when declined)."})
+
+
+@blp.route("/<conversation_id>/approvals")
+class ApprovalViews(MethodView):
+    @blp.response(200, ApprovalsSchema)
+    @with_session
+    def get(self, conversation_id):
+        """The conversation's held calls, pending and decided, with the tool and the exact arguments"""
+        return jsonify({"approvals": list_approvals(current_session(), conversation_id)})
+
+
+@blp.route("/<conversation_id>/approvals/<approval_id>")
+class ApprovalByIdViews(MethodView):
+    @blp.doc(requestBody={"content": {"application/json": {"schema": DecisionSchema}}})
+    @blp.response(200, DecidedSchema)
+    @blp.alt_response(403, **route_refusal("`not-entitled`: the token lacks the entitlement the tool requires."))
+    @blp.alt_response(404, **route_refusal("`not-found`: no such approval in this subject's conversation."))
+    @blp.alt_response(409, **route_refusal("`approval-decided` or `approval-expired`: nothing was sent."))
+    @blp.alt_response(429, "TooManyCalls")
+    @with_session
+    def post(self, conversation_id, approval_id):
+        """Approve or decline a held call: approve sends exactly that call once, its assertion carrying `approval`"""
+        return json_response(decide(current_session(), conversation_id, approval_id, json_body(), dispatcher()))
 
 
 class MessageSchema(IgnoresUnknownSchema):

@@ -34,6 +34,8 @@ class CallRecordSchema(Schema):
     latency_ms = fields.Float()
     size = fields.Raw(metadata={"description": 'Characters in the response, "over the cap", or null.'})
     jti = fields.String(allow_none=True, metadata={"description": "The call assertion's id (never the token)."})
+    approval = fields.String(allow_none=True, metadata={
+        "description": "The person's approval the call was sent or declined on; null for a call that needed none."})
 
 
 class CallPageSchema(Schema):

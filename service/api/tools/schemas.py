@@ -23,6 +23,9 @@ class DefinitionSchema(Schema):
     url = fields.String(required=True, metadata={"example": "https://api.example.com/orders"})
     scope = fields.String(validate=validate.OneOf(SCOPES), load_default="shared")
     runs_at_session_start = fields.Boolean(load_default=False)
+    requires_approval = fields.Boolean(load_default=False, metadata={
+        "description": "Each call waits for the person in the conversation to approve it; never on a session-start "
+                       "tool."})
     required_entitlement = fields.String(allow_none=True)
     parameters = fields.List(fields.Nested(ParameterSchema), metadata={"example": [
         {"name": "status", "type": "string", "location": "query", "required": False}]})
