@@ -18,6 +18,7 @@ patch_psycopg()  # PostgreSQL waits cooperate with gevent, as in `service.entry`
 import pytest  # noqa: E402
 
 from service.config import Config  # noqa: E402
+from tests.dashboard.client import Person  # noqa: E402
 from tests.helpers import (  # noqa: E402
     POSTGRES_URL,
     SECRET,
@@ -146,3 +147,21 @@ def backend(request, service):
         return
     with mock_backend([service.issuer]) as url:
         yield url
+
+
+# ---- people signed in to the dashboard ---------------------------------------------------------------------------
+
+@pytest.fixture
+def admin(service):
+    """A person signed in to the service's dashboard with its admin key."""
+    person = Person(service.url)
+    assert person.sign_in(service.admin_key).status == 200
+    return person
+
+
+@pytest.fixture
+def agent(service):
+    """A person signed in to the service's dashboard with its agent key."""
+    person = Person(service.url)
+    assert person.sign_in(service.agent_key).status == 200
+    return person

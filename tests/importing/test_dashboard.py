@@ -1,28 +1,13 @@
 """The dashboard's import page: paste, upload or address; a preview table; the ticked operations imported."""
 import re
 
-import pytest
 import requests
 
-from tests.dashboard.client import COOKIE, Page, Person
-from tests.helpers import live_service
+from tests.dashboard.client import COOKIE, Page
 from tests.importing.conftest import document
 from tests.importing.test_fetch import serving
 
 PAGE = "/tools/new/import"
-
-
-@pytest.fixture
-def service(tmp_path):
-    with live_service(tmp_path) as running:
-        yield running
-
-
-@pytest.fixture
-def admin(service):
-    person = Person(service.url)
-    assert person.sign_in(service.admin_key).status == 200
-    return person
 
 
 def rows(page: Page) -> dict[str, str]:
@@ -109,9 +94,7 @@ def test_a_document_at_an_address_is_fetched_through_the_guard(admin):
     assert f"{base}/shop/v2" in page.text
 
 
-def test_an_agent_imports_drafts_from_the_page(service):
-    agent = Person(service.url)
-    assert agent.sign_in(service.agent_key).status == 200
+def test_an_agent_imports_drafts_from_the_page(service, agent):
     agent.get(PAGE)
     done = agent.post(PAGE, [("document", document("cycles.yaml")), ("op", "import"),
                              ("operation", "POST /categories")])

@@ -5,21 +5,9 @@ import json
 import pytest
 import requests
 
-from tests.helpers import Conversation, live_service, mock_backend
+from tests.helpers import Conversation
 from tests.importing.conftest import document
 from tests.importing.petstore_server import pet_store
-
-
-@pytest.fixture
-def service(tmp_path):
-    with live_service(tmp_path) as running:
-        yield running
-
-
-@pytest.fixture
-def backend(service):
-    with mock_backend([service.issuer]) as url:
-        yield url
 
 
 @pytest.fixture

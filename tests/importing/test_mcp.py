@@ -1,15 +1,7 @@
 """Over MCP an agent previews and imports an OpenAPI document into drafts, with the REST API's answers."""
-import pytest
 
-from tests.helpers import live_service
 from tests.importing.conftest import document
 from tests.mcp.conftest import RawMcp
-
-
-@pytest.fixture
-def service(tmp_path):
-    with live_service(tmp_path) as running:
-        yield running
 
 
 def test_an_agent_previews_then_imports_drafts_and_publishes_nothing(service):
