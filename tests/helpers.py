@@ -193,7 +193,8 @@ _EMPTY_SQL = """
 SET LOCAL session_replication_role = replica;
 {deletes}
 SELECT setval(oid, 1, false) FROM pg_class WHERE relnamespace = current_schema()::regnamespace AND relkind = 'S';"""
-_migrated_digest: dict[str, str] = {}
+#: A fresh migration's digest and the script that empties such a schema, by server URL (the tables are the digest's).
+_migrated: dict[str, tuple[str, str]] = {}
 
 
 @contextlib.contextmanager
@@ -214,7 +215,10 @@ def fresh_postgres_schema(server_url: str, migrated: bool = True) -> Iterator[st
             database = make_database(_in_schema(server_url, schema), pooled=False)
             with database.connection_context():
                 migrate(database)
-                _migrated_digest.setdefault(server_url, database.execute_sql(_SCHEMA_DIGEST_SQL).fetchone()[0])
+                if server_url not in _migrated:
+                    deletes = " ".join(f"DELETE FROM {t};" for t in database.get_tables() if t != "schema_migration")
+                    _migrated[server_url] = (database.execute_sql(_SCHEMA_DIGEST_SQL).fetchone()[0],
+                                             _EMPTY_SQL.format(deletes=deletes))
     try:
         yield _in_schema(server_url, schema)
     finally:
@@ -243,12 +247,12 @@ def _emptied(server_url: str, schema: str) -> bool:
     database = make_database(_in_schema(server_url, schema), pooled=False)
     try:
         with database.connection_context():
-            if database.execute_sql(_SCHEMA_DIGEST_SQL).fetchone()[0] != _migrated_digest.get(server_url):
+            digest, emptying = _migrated[server_url]
+            if database.execute_sql(_SCHEMA_DIGEST_SQL).fetchone()[0] != digest:
                 return False
-            deletes = " ".join(f"DELETE FROM {t};" for t in database.get_tables() if t != "schema_migration")
             with database.atomic():
                 database.execute_sql("SET LOCAL lock_timeout = '1s'")
-                database.execute_sql(_EMPTY_SQL.format(deletes=deletes))
+                database.execute_sql(emptying)
         return True
     except DatabaseError:
         return False

@@ -131,10 +131,9 @@ def install_admission(app: Flask, max_request_bytes: int, work_gate: gate.WorkGa
             declared = 0  # not a length: werkzeug reads such a body as having none
         if declared > max_request_bytes and endpoint != "mcp.post":
             raise request_too_large(max_request_bytes)
-        # Taking the connection first makes the pool an admission gate: under a burst, requests wait for a
-        # connection before spending CPU, so the few that hold one are scheduled promptly and hand it back
-        # (measured: bench/load.py on PostgreSQL). Liveness, metrics, static files, a path that matches no route and
-        # a step (NO_CONNECTION_UP_FRONT) take none here.
+        # The connection is taken before the view, so a route's first query never waits in the middle of its work;
+        # liveness, metrics, static files, a path that matches no route and a step (NO_CONNECTION_UP_FRONT, which
+        # usually reads nothing before its calls) take none here.
         if endpoint is not None and endpoint not in NO_CONNECTION_UP_FRONT:
             connect()
 
