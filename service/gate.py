@@ -5,8 +5,15 @@ greenlets ready, each with a millisecond or two of work (verify the token, read 
 later, record them and answer), and a liveness probe arriving then waits behind all of them: bench/load.py measured
 /healthz at 300 ms p99 with 1,000 steps arriving at once. A request holds a place at the gate while it works and
 gives it back while it waits on the network (`database.released`), so only the holders and the newly arrived are
-ever ready at once, and a probe, which takes no place, is answered within a few of their slices. A request that
-cannot get a place within the gate's wait is refused 503 `busy` with Retry-After: the process is past its capacity.
+ever ready at once. A request that cannot get a place within the gate's wait is refused 503 `busy` with Retry-After:
+the process is past its capacity.
+
+A request that finds a place free still yields once before its work. Its greenlet was woken by its socket, and the
+event loop runs every greenlet woken by a socket in one pass, however long that takes: with SQLite, whose statements
+never yield, a burst's arrivals did all their work in such a pass, and /healthz waited up to a second behind them.
+After the yield the work runs from gevent's callback queue, which gevent leaves to poll the sockets again once its
+switch interval (5 ms) has passed (it looks every fifty callbacks), so a probe is answered between slices of the burst
+instead of after all of it (tests/load/test_work_gate.py shows the order).
 
 Each app has its gate (`create_app` builds it from the settings); a request enters its app's, and `leave` and
 `stepped_out` act on whichever the request holds a place at, so code below the HTTP layer needs no app. Outside a
@@ -17,6 +24,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Iterator
 
+import gevent
 from gevent.local import local
 from gevent.lock import BoundedSemaphore
 
@@ -62,6 +70,7 @@ def enter(gate: WorkGate) -> None:
     if not gate.take():
         raise busy(BUSY_RETRY_AFTER_SECONDS)
     _held.gate = gate
+    gevent.sleep(0)  # the work goes on from the callback queue, not the socket pass (see the module's docstring)
 
 
 def leave() -> None:

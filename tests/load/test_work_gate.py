@@ -1,6 +1,9 @@
-"""The work gate: a few requests work at once, the probes never queue, waits on the network hold no place, and a
+"""The work gate: a few requests work at once, a burst's arrivals let a probe in, the probes never queue, waits on the network hold no place, and a
 request that cannot get a place in time is refused 503 `busy` on every edge."""
+import time
+
 import gevent
+import gevent.socket
 import pytest
 import requests
 
@@ -26,6 +29,45 @@ def test_a_request_takes_one_place_and_gives_it_back_while_it_waits_on_the_netwo
     gate.leave()
     gate.leave()  # nothing held any more: nothing given back twice
     assert work.free == 2
+
+
+#: Requests woken together in the test below, and the CPU each works without yielding (as on SQLite).
+ARRIVALS, WORK_SECONDS = 40, 0.002
+
+
+def test_arrivals_woken_together_by_their_sockets_let_a_probe_in_before_they_have_all_worked():
+    # The probe's socket is written first: of the greenlets the loop wakes in one pass, it runs the last woken
+    # first, so without the gate's yield the probe would wait for all forty arrivals' work.
+    work = WorkGate(ARRIVALS, wait_seconds=1)
+    order: list[int | str] = []
+    pairs = [gevent.socket.socketpair() for _ in range(ARRIVALS + 1)]
+
+    def arrival(index, sock):
+        sock.recv(1)
+        gate.enter(work)
+        try:
+            end = time.perf_counter() + WORK_SECONDS
+            while time.perf_counter() < end:
+                pass
+            order.append(index)
+        finally:
+            gate.leave()
+
+    def probe(sock):
+        sock.recv(1)
+        order.append("probe")
+
+    greenlets = [gevent.spawn(probe, pairs[0][0])] + [gevent.spawn(arrival, i, a) for i, (a, _) in
+                                                      enumerate(pairs[1:])]
+    gevent.sleep(0.01)  # each greenlet waits on its socket
+    for _, writer in pairs:
+        writer.send(b"x")
+    gevent.joinall(greenlets, timeout=5)
+    for a, b in pairs:
+        a.close()
+        b.close()
+    assert len(order) == ARRIVALS + 1
+    assert order.index("probe") == 0
 
 
 def test_without_a_place_in_time_a_request_is_refused_busy_with_retry_after():
