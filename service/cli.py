@@ -98,10 +98,10 @@ def serve(host: str, port: int, database: str | None, public_url: str | None, wo
         click.echo(f"toolgate listening on {url} with {workers} gevent workers (database {config.database_url})")
         serve_workers(lambda: create_app(config), listener, workers)
         return
-    from serving import Server
+    from service.server import service_server
 
-    serve_forever(Server(listener, app), ready=f"toolgate listening on {{url}} (database {config.database_url})",
-                  grace=STOP_GRACE_SECONDS)
+    serve_forever(service_server(listener, app),
+                  ready=f"toolgate listening on {{url}} (database {config.database_url})", grace=STOP_GRACE_SECONDS)
 
 
 @cli.command()

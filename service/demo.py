@@ -160,7 +160,8 @@ def run(host: str, port: int, mock_port: int, state_dir: str, model_port: int | 
 
     from service import create_app
     from service.limits import STOP_GRACE_SECONDS
-    from serving import Server, listen, serve, url_of
+    from service.server import service_server
+    from serving import listen, serve, url_of
 
     state = Path(state_dir)
     state.mkdir(exist_ok=True)
@@ -191,7 +192,7 @@ def run(host: str, port: int, mock_port: int, state_dir: str, model_port: int | 
         keys = prepare(config, state, mock)
         model = (f"{config.model_base_url} (a scripted model about the demo shop; set TOOLGATE_MODEL for a real one)"
                  if scripted_model else f"{config.model_provider}: {config.model}")
-        return serve(Server(listener, create_app(config)), ready=banner(base, mock, keys, issuer, model),
+        return serve(service_server(listener, create_app(config)), ready=banner(base, mock, keys, issuer, model),
                      grace=STOP_GRACE_SECONDS)
     finally:
         listener.close()

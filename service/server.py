@@ -144,6 +144,12 @@ def raise_open_files(want: int = OPEN_FILES) -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
 
 
+def service_server(listener, app) -> Server:
+    """The service's server for `app` on a bound `listener`: the serve loop's, with the service's handler. Every way
+    of serving one process (`toolgate serve`, `toolgate demo`, the tests' live services) builds it here."""
+    return Server(listener, app, handler_class=ServiceHandler)
+
+
 def make_server(app, host: str, port: int) -> Server:
     """A server for `app`, bound now but not yet serving (port 0 picks a free one: read `server.server_port`)."""
-    return Server(listen(host, port), app, handler_class=ServiceHandler)
+    return service_server(listen(host, port), app)
