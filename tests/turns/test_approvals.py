@@ -195,10 +195,10 @@ def test_the_paused_step_counts_against_the_turns_step_limit(tmp_path):
         assert len(received(platform, "look")) == 1  # the second step's call never ran
 
 
-def test_another_instance_continues_the_turn_from_what_was_stored(tmp_path):
+def test_another_instance_continues_the_turn_from_what_was_stored(tmp_path, database_url):
     # Two services on one database, each with its own model: the turn pauses on one, goes on through the other, so
     # nothing the first kept in memory is needed (a restart between the decision and the continue loses nothing).
-    with turn_platform(tmp_path) as platform:
+    with turn_platform(tmp_path, database_url=database_url) as platform:
         platform.models["openai"].script([[{"calls": [ORDER, LOOK]}]])
         # The scripted model follows a turn from the person's message; the first is said through the other instance.
         platform.models["anthropic"].script([[{"text": "Hello."}, {"text": "Placed: {results}"}]])
