@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from service.config import Config
 from service.conversations.approvals import approval_views
 from service.conversations.held import APPROVED, PENDING
 from service.conversations.offered import pinned_tool
@@ -63,7 +64,7 @@ def steps_taken(rows: Sequence[Message], turn: str) -> int:
     return sum(1 for r in rows if r.turn == turn and r.role == "assistant" and r.content.get("calls"))
 
 
-def refuse_message(conversation: Conversation, paused: Paused, config) -> None:
+def refuse_message(conversation: Conversation, paused: Paused, config: Config) -> None:
     """Refuse a new message while a turn is paused: 409 `approvals-pending` naming each undecided approval, or
     `turn-awaits-continue` once none is."""
     _undecided_or_raise(_approvals(conversation, paused), now(), config)
@@ -89,15 +90,17 @@ def hand_over(session: Session, conversation: Conversation, paused: Paused,
 
 
 def _approvals(conversation: Conversation, paused: Paused) -> dict[str, Approval]:
-    return {r.id: r for r in Approval.select().where(Approval.conversation == conversation,
-                                                     Approval.id.in_(list(paused.approvals)))}
+    """The paused turn's approval rows, by id, in the step's order."""
+    found = {r.id: r for r in Approval.select().where(Approval.conversation == conversation,
+                                                      Approval.id.in_(list(paused.approvals)))}
+    return {i: found[i] for i in paused.approvals if i in found}
 
 
-def _sending_until(row: Approval, config) -> float:
+def _sending_until(row: Approval, config: Config) -> float:
     return (row.decided_at or 0.0) + config.call_deadline_seconds + SENDING_MARGIN_SECONDS
 
 
-def _undecided_or_raise(rows: dict[str, Approval], at: float, config) -> None:
+def _undecided_or_raise(rows: dict[str, Approval], at: float, config: Config) -> None:
     undecided = []
     for row in rows.values():
         if row.status == PENDING and row.expires_at > at:

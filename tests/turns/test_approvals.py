@@ -5,12 +5,14 @@ result; and a message or a continue at the wrong moment is refused, changing not
 from __future__ import annotations
 
 import json
+import time
 from itertools import takewhile
 
 import jwt
 import requests
 
 from service.conversations.turns import TurnLimits, stop_message
+from service.database import make_database
 from tests.helpers import tool
 from tests.turns.conftest import TurnConversation, turn_platform
 from tests.turns.test_turns import results_given
@@ -216,3 +218,31 @@ def test_another_instance_continues_the_turn_from_what_was_stored(tmp_path, data
         assert pairs_in(body, "anthropic") == [("p", 1), ("l", 1)]
         assert results_given(body, "anthropic")["p"] == decided["result"]["output"]
         assert len(received(platform, "place_order")) == 1
+
+
+def forget_result(platform, approval: str, decided_at: float) -> None:
+    """As if the process sending an approved call had died before keeping its answer, at `decided_at`."""
+    database = make_database(platform.services["openai"].config.database_url, pooled=False)
+    with database.connection_context():
+        database.execute_sql(f"UPDATE approval SET result = NULL, decided_at = {database.param} "
+                             f"WHERE id = {database.param}", (decided_at, approval))
+
+
+def test_an_approved_call_whose_answer_was_lost_is_never_sent_again(tmp_path):
+    with turn_platform(tmp_path, providers=("openai",)) as platform:
+        platform.models["openai"].script([[{"calls": [ORDER, LOOK]}, {"text": "Lost: {results}"}]])
+        chat = open_chat(platform, "openai")
+        [approval] = paused_turn(chat)["approvals"]
+        chat.decide(approval["id"], "approve")
+
+        forget_result(platform, approval["id"], time.time())  # it may still be on its way: wait for it
+        refused = chat.go_on(expect=409)
+        assert refused["code"] == "approvals-pending" and [e["rule"] for e in refused["errors"]] == ["approval-sending"]
+        forget_result(platform, approval["id"], time.time() - 3600)  # long past any call's deadline
+        going_on = chat.go_on()
+
+        [decided] = going_on["decided"]
+        assert decided["result"] == {"id": "p", "name": "place_order", "error": {"status": "error",
+                                                                                "kind": "timed-out"}}
+        assert json.loads(results_given(platform.models["openai"].bodies()[-1], "openai")["p"])["kind"] == "timed-out"
+        assert len(received(platform, "place_order")) == 1  # sent once, never again
