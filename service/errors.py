@@ -131,6 +131,33 @@ def approval_expired() -> ServiceError:
                                                  "again.")
 
 
+#: The codes of refusals for a turn paused for the person's approval (issue 19); each changes nothing.
+APPROVALS_PENDING = "approvals-pending"
+TURN_AWAITS_CONTINUE = "turn-awaits-continue"
+NOTHING_TO_CONTINUE = "nothing-to-continue"
+
+
+def approvals_pending(pending: list[Violation]) -> ServiceError:
+    """409 for a message, or a continue, while the paused turn still awaits decisions: one violation per approval
+    (field `approvals/<id>`, the path its decision is posted to)."""
+    return ServiceError(409, APPROVALS_PENDING, "This conversation's turn is paused until the person decides each "
+                                                "call awaiting approval; decide them, then continue the turn.",
+                        list(pending))
+
+
+def turn_awaits_continue() -> ServiceError:
+    """409 for a new message while a paused turn's approvals are all decided but the turn has not gone on."""
+    return ServiceError(409, TURN_AWAITS_CONTINUE, "This conversation's turn paused for approvals that are now all "
+                                                   "decided; continue it (a message without text) before sending a "
+                                                   "new message.")
+
+
+def nothing_to_continue() -> ServiceError:
+    """409 for a continue (a message without text) when no turn of the conversation awaits approval."""
+    return ServiceError(409, NOTHING_TO_CONTINUE, "No turn of this conversation is paused for approval, so there is "
+                                                  "nothing to continue; send the person's message as `text`.")
+
+
 def not_entitled() -> ServiceError:
     """403 for an approval by a session token without the entitlement the held call's tool requires."""
     return ServiceError(403, "not-entitled", "This session token does not carry the entitlement the tool requires; "

@@ -212,7 +212,9 @@ class Approval(BaseModel):
 
     `definition` is the tool's definition as the conversation resolved it when the model made the call, and
     `arguments` the model's arguments, so an approval sends exactly the call the person saw. `status` is pending,
-    approved or declined; a pending one past `expires_at` can no longer be decided."""
+    approved or declined; a pending one past `expires_at` can no longer be decided. `result` is the step result the
+    decision gave (the approved call's, or the declined failure), kept once the call has answered: what the model is
+    handed when its paused turn goes on."""
 
     id = CharField(primary_key=True)
     organization = ForeignKeyField(Organization, on_delete="CASCADE")
@@ -228,6 +230,7 @@ class Approval(BaseModel):
     created_at = DoubleField(default=now)
     expires_at = DoubleField()
     decided_at = DoubleField(null=True)
+    result = JSONField(null=True)
 
 
 class Message(BaseModel):

@@ -15,7 +15,7 @@ from service.conversations.runs import Dispatcher, ModelCall, get_conversation, 
 from service.conversations.sessions import Session
 from service.definition import ToolDefinition
 from service.errors import REQUEST, approval_decided, approval_expired, invalid, not_entitled, not_found
-from service.models import Approval, Tool, now
+from service.models import Approval, Conversation, Tool, now
 from service.registry.rules import violation
 from service.text import is_text
 
@@ -52,12 +52,21 @@ def list_approvals(session: Session, conversation_id: str) -> list[dict[str, Any
     return [approval_view(r, names, at) for r in rows]
 
 
-def decide(session: Session, conversation_id: str, approval_id: str, body: Any,
-           dispatcher: Dispatcher) -> dict[str, Any]:
+def approval_views(session: Session, conversation: Conversation, ids: list[str]) -> list[dict[str, Any]]:
+    """The conversation's approvals of these ids, in their order, as `list_approvals` shows them."""
+    rows = {r.id: r for r in Approval.select().where(Approval.conversation == conversation, Approval.id.in_(ids))}
+    names, at = _display_names(session, {r.tool for r in rows.values()}), now()
+    return [approval_view(rows[i], names, at) for i in ids if i in rows]
+
+
+def decide(session: Session, conversation_id: str, approval_id: str, body: Any, dispatcher: Dispatcher, *,
+           assertions: list[str | None] | None = None) -> dict[str, Any]:
     """Approve or decline a held call: `{"approval": its view, "result": the call's step result}`.
 
     404 for another subject's or conversation's approval (never told apart from none), 409 once decided or past its
-    expiry, 403 for a session token without the tool's entitlement: each sends nothing.
+    expiry, 403 for a session token without the tool's entitlement: each sends nothing. The result is kept on the
+    approval, for the model when its paused turn goes on. A caller that shows what was sent (the playground) passes
+    `assertions` to receive the approved call's signed assertion.
     """
     decision = body.get("decision") if isinstance(body, dict) else None
     if not isinstance(decision, str) or decision not in DECISIONS:
@@ -87,6 +96,7 @@ def decide(session: Session, conversation_id: str, approval_id: str, body: Any,
         call = ModelCall(id=row.call_id, name=row.tool, arguments=row.arguments, approval=row.id)
         tool = pinned_tool(row.tool, row.tool_version, definition)
         result = run_decided_call(session, conversation.id, row.turn, call, tool, dispatcher,
-                                  approved=status == APPROVED)
+                                  approved=status == APPROVED, assertions=assertions)
+    Approval.update(result=result).where(Approval.id == row.id).execute()
     row.status, row.decided_at = status, decided_at
     return {"approval": approval_view(row, _display_names(session, {row.tool}), decided_at), "result": result}

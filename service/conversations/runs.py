@@ -203,13 +203,14 @@ def _result(call: ModelCall, outcome: CallOutcome | Held) -> dict[str, Any]:
 
 
 def run_decided_call(session: Session, conversation_id: str, turn: str, call: ModelCall, tool: PinnedTool,
-                     dispatcher: Dispatcher, *, approved: bool) -> dict[str, Any]:
+                     dispatcher: Dispatcher, *, approved: bool, assertions: list[str | None] | None = None
+                     ) -> dict[str, Any]:
     """The step result of a held call the person decided: approved, it is sent as a step's call is, its assertion
-    carrying `call.approval` (the caller holds its slot); declined, nothing is sent and it fails `declined`. Either
-    way it is recorded in the call log."""
+    carrying `call.approval` (the caller holds its slot; `assertions` receives it, as `run_model_step`'s does);
+    declined, nothing is sent and it fails `declined`. Either way it is recorded in the call log."""
     if approved:
         outcome = _dispatch(session, turn, [call], {tool.name: tool}, dispatcher, conversation_id,
-                            session_start=False, slots_held=True)[0]
+                            session_start=False, slots_held=True, assertions=assertions)[0]
     else:
         outcome = CallOutcome(DECLINED)
         _record(session, conversation_id, turn, [call], {tool.name: tool}, [outcome], [None], False)

@@ -5,7 +5,8 @@ context (labelled and marked authoritative) and the tools offered to this sessio
 step runs in parallel through the dispatcher, under the one turn id; the results go back to the model; and
 this repeats until the model answers. A step limit and a deadline stop a model that loops, and a model
 that fails ends the turn with a clear reason, never an exception: whatever was said is kept, message by
-message, as it happens.
+message, as it happens. A step that holds a call for the person's approval pauses the turn, which a message
+without text continues once every approval is decided (service.conversations.paused).
 
 The loop is a generator of events, `("turn" | "step" | "call" | "reply", data)`, so an app may watch a turn
 as it runs; `run_turn` drives it to the end. No Flask here.
@@ -22,10 +23,21 @@ import gevent
 from peewee import IntegrityError
 
 from service.config import Config
+from service.conversations.approvals import approval_views
+from service.conversations.paused import (
+    AWAITING_APPROVAL,
+    hand_over,
+    held_approvals,
+    pause_note,
+    paused_turn,
+    refuse_message,
+    steps_taken,
+)
 from service.conversations.runs import Dispatcher, ModelCall, offered_tools, run_model_step, start_turn
 from service.conversations.sessions import Session
+from service.conversations.transcript import model_transcript
 from service.database import released, write_transaction
-from service.errors import TOO_MANY_CALLS, ServiceError
+from service.errors import TOO_MANY_CALLS, ServiceError, nothing_to_continue
 from service.limits import CALL_DEADLINE_SECONDS, MAX_CALLS_PER_STEP, MAX_MESSAGE_CHARS
 from service.llm import (
     MODEL_MALFORMED,
@@ -37,12 +49,11 @@ from service.llm import (
     ModelFailure,
     ModelMessage,
     ModelRequest,
-    ToolCall,
     ToolResult,
     ToolSpec,
     context_prompt,
 )
-from service.models import Conversation, Message, TurnLock, now
+from service.models import Conversation, Message, Turn, TurnLock, now
 from service.registry import violation
 
 log = logging.getLogger(__name__)
@@ -71,11 +82,15 @@ class TurnLimits:
         return cls(config.max_steps_per_turn, config.turn_deadline_seconds)
 
 
-def parse_text(data: Any) -> str:
-    """The person's message from a request body, or 422."""
+def parse_text(data: Any) -> str | None:
+    """The person's message from a request body; None for a body without `text`, which continues the turn paused
+    for approval; or 422."""
+    if isinstance(data, dict) and "text" not in data:
+        return None
     text = data.get("text") if isinstance(data, dict) else None
     if not isinstance(text, str) or not text.strip() or len(text) > MAX_MESSAGE_CHARS:
-        raise ServiceError(422, "invalid", "A message is the person's text.", [violation("text", "message-format")])
+        raise ServiceError(422, "invalid", "A message is the person's text (or no `text` at all, to continue a turn "
+                                          "paused for approval).", [violation("text", "message-format")])
     return text
 
 
@@ -91,6 +106,8 @@ def stop_message(reason: str, limits: TurnLimits, http_code: int | None = None) 
         MODEL_MALFORMED: "The model's answer could not be understood; the turn was stopped.",
         TOO_MANY_CALLS: "This organization already has its share of tool calls in flight here; the turn was "
                         "stopped before the step's calls were made. Send the message again shortly.",
+        AWAITING_APPROVAL: "The model asked for a call that the person must approve first; the turn is paused until "
+                           "each call awaiting approval is decided and the turn is continued.",
     }[reason]
 
 
@@ -100,42 +117,65 @@ def history(conversation: Conversation) -> list[dict[str, Any]]:
             for row in Message.select().where(Message.conversation == conversation).order_by(Message.id)]
 
 
-def run_turn(session: Session, conversation: Conversation, text: str, adapter: ModelAdapter,
+def run_turn(session: Session, conversation: Conversation, text: str | None, adapter: ModelAdapter,
              dispatcher: Dispatcher, limits: TurnLimits) -> dict[str, Any]:
-    """Run one whole turn; the result is `{"turn", "reply", "steps", "stopped"}` (see `turn_events`)."""
+    """Run one whole turn (or continue the paused one, `text` None); the result is `turn_events`'s last."""
     result: dict[str, Any] = {}
     for _kind, result in turn_events(session, conversation, text, adapter, dispatcher, limits):  # noqa: B007
         pass  # run the turn through; the last event's is its result
     return result
 
 
-def turn_events(session: Session, conversation: Conversation, text: str, adapter: ModelAdapter,
+def turn_events(session: Session, conversation: Conversation, text: str | None, adapter: ModelAdapter,
                 dispatcher: Dispatcher, limits: TurnLimits) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Run one turn, yielding its events as they happen.
+    """Run one turn, yielding its events as they happen; `text` None continues the turn paused for approval.
 
-    `("turn", {"turn"})` first (a 409 ServiceError instead when the conversation is already running one);
-    `("step", {"step", "calls"})` when a step's calls start; `("call", {"step", "id", "name", "output" |
-    "error"})` for each result; last `("reply", {"turn", "reply", "steps", "stopped"})`, where `reply` is
-    the model's answer, or None with `stopped` = `{"reason", "message"}` when the platform stopped the turn.
+    `("turn", {"turn"})` first, or instead a 409 ServiceError that changes nothing: the conversation is already
+    running a turn (`turn-in-progress`); a message while a turn is paused (`approvals-pending` while any approval
+    is undecided, `turn-awaits-continue` once none is); a continue with no turn paused (`nothing-to-continue`) or
+    with approvals undecided (`approvals-pending`). A continue then yields `("call", {"step", "id", "name",
+    "output" | "error"})` for each held call's decided result. `("step", {"step", "calls"})` when a step's calls
+    start; `("call", …)` for each result; last `("reply", {"turn", "reply", "steps", "stopped", "approvals",
+    "decided"})`: `reply` is the model's answer, or None with `stopped` = `{"reason", "message"}` when the
+    platform stopped the turn; `approvals` the approvals a paused turn awaits (as `list_approvals` shows them);
+    `decided`, on a continue, `[{"approval", "result"}]` for each result the model was handed in place of a pending
+    one. `steps` are this request's; a continue counts the steps before the pause against the limit, and its
+    deadline starts at the continue.
     """
     holder = _lock(conversation, limits)
     try:
-        turn = start_turn(conversation)
-        yield "turn", {"turn": turn.id}
-        yield from _steps(session, conversation, turn, text, adapter, dispatcher, limits)
+        rows = list(Message.select().where(Message.conversation == conversation).order_by(Message.id))
+        paused = paused_turn(rows)
+        if text is None:
+            if paused is None:
+                raise nothing_to_continue()
+            decided = hand_over(session, conversation, paused, dispatcher)
+            turn, prior = Turn(id=paused.turn, conversation=conversation), steps_taken(rows, paused.turn)
+            # Kept before anything is streamed: once handed over, the turn is no longer paused, whatever follows.
+            rows.append(_store(conversation, turn, "tool", {"results": [d["result"] for d in decided],
+                                                            "approvals": [d["approval"]["id"] for d in decided]}))
+            yield "turn", {"turn": turn.id}
+            for item in decided:
+                yield "call", {"step": prior - 1, **item["result"]}
+        else:
+            if paused is not None:
+                refuse_message(conversation, paused, dispatcher.config)
+            turn, prior, decided = start_turn(conversation), 0, []
+            yield "turn", {"turn": turn.id}
+            rows.append(_store(conversation, turn, "user", {"text": text}))
+        yield from _steps(session, conversation, turn, rows, adapter, dispatcher, limits, prior, decided)
     finally:
         TurnLock.delete().where(TurnLock.conversation == conversation, TurnLock.holder == holder).execute()
 
 
-def _steps(session, conversation, turn, text, adapter, dispatcher, limits) -> Iterator[tuple[str, dict[str, Any]]]:
+def _steps(session, conversation, turn, rows, adapter, dispatcher, limits, prior: int,
+           decided: list) -> Iterator[tuple[str, dict[str, Any]]]:
     deadline = time.monotonic() + limits.deadline_seconds
-    transcript = _transcript(conversation)
-    _store(conversation, turn, "user", {"text": text})
-    transcript.append(ModelMessage("user", text))
+    transcript = model_transcript(rows)
     system = context_prompt(conversation.context)
     tools = tuple(ToolSpec(**tool) for tool in offered_tools(conversation, session))
     steps: list[dict[str, Any]] = []
-    reply, stopped = None, None
+    reply, stopped, awaiting = None, None, []
     while True:
         if time.monotonic() >= deadline:
             stopped = _stopped(TURN_DEADLINE, limits)
@@ -150,14 +190,14 @@ def _steps(session, conversation, turn, text, adapter, dispatcher, limits) -> It
             _store(conversation, turn, "assistant", {"text": answer.text})
             reply = answer.text
             break
-        if len(steps) >= limits.max_steps:
+        if prior + len(steps) >= limits.max_steps:
             # Calls that will never run are not kept: every call in the history has its result.
             if answer.text:
                 _store(conversation, turn, "assistant", {"text": answer.text})
             stopped = _stopped(STEP_LIMIT, limits)
             break
         try:
-            step = yield from _step(session, conversation, turn, answer, dispatcher, len(steps))
+            step = yield from _step(session, conversation, turn, answer, dispatcher, prior + len(steps))
         except ServiceError as refused:
             if refused.code != TOO_MANY_CALLS:
                 raise
@@ -166,11 +206,17 @@ def _steps(session, conversation, turn, text, adapter, dispatcher, limits) -> It
             stopped = _stopped(TOO_MANY_CALLS, limits)
             break
         steps.append(step)
+        awaiting = held_approvals(step["results"])
+        if awaiting:  # the person may take minutes: the turn lets go of the conversation until it is continued
+            stopped = _stopped(AWAITING_APPROVAL, limits)
+            break
         transcript += [ModelMessage("assistant", answer.text, answer.calls),
                        ModelMessage("tool", results=tuple(ToolResult.from_result(r) for r in step["results"]))]
     if stopped is not None:
-        _store(conversation, turn, "platform", {"stopped": stopped})
-    yield "reply", {"turn": turn.id, "reply": reply, "steps": steps, "stopped": stopped}
+        _store(conversation, turn, "platform", pause_note(stopped, awaiting) if awaiting else {"stopped": stopped})
+    approvals = approval_views(session, conversation, awaiting) if awaiting else []
+    yield "reply", {"turn": turn.id, "reply": reply, "steps": steps, "stopped": stopped, "approvals": approvals,
+                    "decided": decided}
 
 
 def _step(session, conversation, turn, answer: ModelAnswer, dispatcher, index: int):
@@ -220,37 +266,8 @@ def _stopped(reason: str, limits: TurnLimits, http_code: int | None = None) -> d
     return {"reason": reason, "message": stop_message(reason, limits, http_code)}
 
 
-def _store(conversation: Conversation, turn, role: str, content: dict[str, Any]) -> None:
-    Message.create(conversation=conversation, turn=turn.id, role=role, content=content, created_at=now())
-
-
-def _transcript(conversation: Conversation) -> list[ModelMessage]:
-    """The conversation so far as the model sees it (the platform's own notes are not shown to it)."""
-    messages: list[ModelMessage] = []
-    for row in Message.select().where(Message.conversation == conversation).order_by(Message.id):
-        content = row.content
-        if row.role == "user":
-            messages.append(ModelMessage("user", content["text"]))
-        elif row.role == "assistant":
-            messages.append(ModelMessage("assistant", content.get("text", ""), tuple(
-                ToolCall(c["id"], c["name"], c["arguments"]) for c in content.get("calls", []))))
-        elif row.role == "tool":
-            results = tuple(ToolResult.from_result(r) for r in content["results"])
-            messages.append(ModelMessage("tool", results=results))
-    return _answered_calls_only(messages)
-
-
-def _answered_calls_only(messages: list[ModelMessage]) -> list[ModelMessage]:
-    """Drop calls whose results were never stored (a process that died mid-step), which both APIs refuse."""
-    kept = []
-    for index, message in enumerate(messages):
-        answered = index + 1 < len(messages) and messages[index + 1].role == "tool"
-        if message.role == "assistant" and message.calls and not answered:
-            if message.text:
-                kept.append(ModelMessage("assistant", message.text))
-            continue
-        kept.append(message)
-    return kept
+def _store(conversation: Conversation, turn, role: str, content: dict[str, Any]) -> Message:
+    return Message.create(conversation=conversation, turn=turn.id, role=role, content=content, created_at=now())
 
 
 def _lock(conversation: Conversation, limits: TurnLimits) -> str:

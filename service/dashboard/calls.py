@@ -4,7 +4,8 @@ The assertion is shown once: for every call that was made, the one the platform 
 and claims). When the endpoint is the mock backend's echo, its answer carries the claims it verified (never the token:
 an echo of the Authorization header would hand the model a live credential), and the page says whether they are the
 signed ones, showing them apart only when they differ. For a call whose arguments did not fit, the page lists each
-argument and what is wrong with it; the model itself gets only the fixed failure object.
+argument and what is wrong with it; the model itself gets only the fixed failure object. A call held for the
+person's approval shows the approval the model is told of (`held`): nothing was sent yet.
 """
 from __future__ import annotations
 
@@ -65,6 +66,7 @@ def shown_results(results: list[dict[str, Any]], assertions: list[str | None],
         verified = verified_claims(result.get("output"))
         shown.append({
             "result": result,
+            "held": result.get("approval"),
             "error": json.dumps(result["error"]) if "error" in result else None,
             "output": pretty(result.get("output")),
             "latency_ms": result.get("latency_ms"),

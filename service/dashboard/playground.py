@@ -1,7 +1,9 @@
 """The playground: converse with a project version as a test subject, and run a step of calls by hand.
 
 It mints a real session token for the chosen subject (short-lived, re-minted on each request rather than kept),
-verifies it as any conversation's token is verified, and then uses the conversation functions the API uses.
+verifies it as any conversation's token is verified, and then uses the conversation functions the API uses. A call
+held for approval is listed with its exact arguments and expiry, and the test subject approves or declines it as a
+person would (`decide`, the approvals route's own function), seeing the result and the assertion that was sent.
 """
 from __future__ import annotations
 
@@ -14,7 +16,9 @@ from service import registry
 from service.conversations import (
     ModelCall,
     authenticate_session,
+    decide,
     get_conversation,
+    list_approvals,
     offered_tools,
     open_conversation,
     run_model_step,
@@ -79,17 +83,19 @@ def _dispatcher():
 
 
 def _page(status: int = 200, *, form: dict | None = None, violations=(), calls=None, results=None,
-          elapsed=None, message=None, offers=None):
+          elapsed=None, message=None, offers=None, decision=None):
     """The playground. `offers` is an explanation asked for with the start form; without one, the page explains
-    what the current conversation's project version offers for its claims."""
+    what the current conversation's project version offers for its claims. `decision` is an approval just decided,
+    with its result shown as a step's are."""
     state = session.get(STATE)
-    conversation = tools = None
+    conversation = tools = approvals = None
     explained = offers is not None
     if state:
         try:
             as_session = as_subject(state)
             conversation = get_conversation(as_session, state["conversation"])
             tools = offered_tools(conversation, as_session)
+            approvals = list_approvals(as_session, conversation.id)
         except ServiceError:
             session.pop(STATE, None)
             state = None
@@ -104,7 +110,8 @@ def _page(status: int = 200, *, form: dict | None = None, violations=(), calls=N
     return page("playground.html", status, violations=violations, choices=version_choices(), form=form,
                 state=state, conversation=conversation, tools=tools, calls=calls or [dict(BLANK_CALL)],
                 results=results, elapsed=elapsed, message=message, pretty=pretty, offers=offers,
-                explained=explained, issuer=app_config(current_app).issuer(_org().slug))
+                explained=explained, issuer=app_config(current_app).issuer(_org().slug), approvals=approvals,
+                decision=decision)
 
 
 @blp.get("/playground")
@@ -175,3 +182,21 @@ def run_step():
     elapsed = time.monotonic() - started
     return _page(calls=typed, results={"turn": turn.id, "calls": shown_results(results, assertions, found)},
                  elapsed=elapsed)
+
+
+@blp.post("/playground/approvals/<approval_id>")
+@requires(MINT_SESSIONS)
+def decide_approval(approval_id: str):
+    """Approve or decline a held call as the test subject: approving sends exactly that call once, and the page shows
+    its result and the assertion sent, which carries the approval's id."""
+    state = session.get(STATE)
+    if not state:
+        return redirect(url_for("dashboard.playground"))
+    assertions: list[str | None] = []
+    try:
+        decided = decide(as_subject(state), state["conversation"], approval_id,
+                         {"decision": request.form.get("decision")}, _dispatcher(), assertions=assertions)
+    except ServiceError as error:
+        return _page(error.status, violations=error.violations, message=error.message)
+    [shown] = shown_results([decided["result"]], assertions or [None], [()])
+    return _page(decision={"approval": decided["approval"], "shown": shown})

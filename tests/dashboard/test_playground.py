@@ -1,6 +1,7 @@
 """The playground over HTTP: a test subject's conversation, a step of calls, each result and its assertion."""
 import json
 import re
+from datetime import datetime, timezone
 
 import pytest
 import requests
@@ -179,3 +180,101 @@ def test_a_project_draft_version_can_be_tried_before_it_is_published(service, ad
 def test_the_playground_is_for_keys_that_may_mint_session_tokens(agent, project):
     assert agent.get("/playground").status == 403
     assert agent.post("/playground", {"version": "play:1", "subject": "alice"}).status == 403
+
+
+# ---- calls held for the person's approval (issue 19) -----------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def orders(module_service, module_backend):
+    """A published project with a consequential tool (place_order, an echo, requires approval) and an ordinary one."""
+    service, backend = module_service, module_backend
+    tools = [{"name": "place_order", "url": f"{backend}/tools/place_order/echo", "method": "POST",
+              "requires_approval": True, "parameters": [{"name": "item", "type": "string", "location": "body"}]},
+             {"name": "look", "url": f"{backend}/tools/look/echo", "method": "GET"}]
+    for tool in tools:
+        response = service.api("POST", "/v1/tools", json={"description": f"The {tool['name']} tool.", **tool})
+        assert response.status_code == 201, response.text
+    assert service.api("POST", "/v1/projects", json={"name": "orders"}).status_code == 201
+    pins = [{"tool": t["name"], "version": "draft"} for t in tools]
+    assert service.api("PUT", "/v1/projects/orders/draft", json={"pins": pins}).status_code == 200
+    assert service.api("POST", "/v1/projects/orders/publish").status_code == 201
+    return "orders:1"
+
+
+def sent_to(backend: str, tool: str) -> list[dict]:
+    return requests.get(f"{backend}/_calls", params={"tool": tool}, timeout=5).json()["calls"]
+
+
+def held_call(person: Person, item="milk") -> tuple[dict, object]:
+    """Run a step holding place_order beside a call of look; the approval the model is told of, and the page."""
+    page = run(person, ("place_order", json.dumps({"item": item})), ("look", "{}"))
+    assert page.status == 200
+    shown = page.text_of("result-call_1")
+    assert shown.startswith("place_order call_1 awaiting approval")
+    held = json_after(shown, "Held for approval (what the model receives)")["approval"]
+    assert held["status"] == "pending" and "No assertion yet" in shown
+    assert page.text_of("result-call_2").startswith("look call_2 ok")  # the step's other call ran
+    return held, page
+
+
+def decide_in(person: Person, approval: str, decision: str):
+    return person.post(f"/playground/approvals/{approval}", {"decision": decision})
+
+
+def test_a_held_call_shows_its_arguments_and_expiry_and_approving_sends_it_once(module_backend, admin, orders):
+    start(admin, version=orders)
+    before = len(sent_to(module_backend, "place_order"))
+    held, page = held_call(admin, "oat milk")
+    card = page.text_of(f"approval-{held['id']}")
+    expires = datetime.fromtimestamp(held["expires_at"], timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    assert card.startswith("place_order call_1 pending") and f"expires {expires}" in card
+    assert json_after(card, "Arguments approving sends, exactly") == {"item": "oat milk"}
+    assert f'action="/playground/approvals/{held["id"]}"' in page.text
+    assert len(sent_to(module_backend, "place_order")) == before  # nothing sent before the approval
+
+    page = decide_in(admin, held["id"], "approve")
+
+    assert page.status == 200 and page.text_of("decision-title") == "Approved: place_order"
+    assert page.text_of("decision-claim") == held["id"]
+    shown = page.text_of("decision-result")
+    echo = json_after(shown, "Output (what the model receives)")
+    assert echo["json"] == {"item": "oat milk"} and echo["method"] == "POST"
+    signed = json_after(shown, "Assertion the platform signed and sent (decoded)")
+    assert signed["claims"]["approval"] == held["id"] and "The endpoint verified this assertion" in shown
+    assert received_by(module_backend, "place_order", echo["call"]) == signed  # the very token the endpoint got
+    assert len(sent_to(module_backend, "place_order")) == before + 1
+    # Decided: listed so, with nothing left to decide; a second decision is refused and sends nothing.
+    assert page.text_of(f"approval-{held['id']}").startswith("place_order call_1 approved")
+    assert f'action="/playground/approvals/{held["id"]}"' not in page.text
+    again = decide_in(admin, held["id"], "decline")
+    assert again.status == 409 and "already approved" in again.text
+    assert len(sent_to(module_backend, "place_order")) == before + 1
+
+
+def test_declining_a_held_call_sends_nothing_and_shows_what_the_model_is_told(module_backend, admin, orders):
+    start(admin, version=orders)
+    before = len(sent_to(module_backend, "place_order"))
+    held, _ = held_call(admin)
+
+    page = decide_in(admin, held["id"], "decline")
+
+    assert page.text_of("decision-title") == "Declined: place_order"
+    shown = page.text_of("decision-result")
+    assert json_after(shown, "Failure object (what the model receives)") == {"status": "error", "kind": "declined"}
+    assert "No assertion: nothing was called." in shown
+    assert page.text_of(f"approval-{held['id']}").startswith("place_order call_1 declined")
+    assert len(sent_to(module_backend, "place_order")) == before
+
+
+def test_a_held_call_is_decided_only_by_its_conversations_subject_with_the_forms_token(module_backend, admin,
+                                                                                       orders):
+    start(admin, version=orders)
+    before = len(sent_to(module_backend, "place_order"))
+    held, _ = held_call(admin)
+    forged = admin.post(f"/playground/approvals/{held['id']}", {"decision": "approve"}, csrf=False)
+    assert forged.status == 400
+    bad = decide_in(admin, held["id"], "maybe")
+    assert bad.status == 422 and "A decision is approve or decline." in bad.text
+    start(admin, subject="bob", version=orders)  # the playground now converses as bob, in another conversation
+    assert decide_in(admin, held["id"], "approve").status == 404
+    assert len(sent_to(module_backend, "place_order")) == before

@@ -111,15 +111,40 @@ class TurnConversation(Conversation):
     """A conversation whose turns the platform runs: send a message, read the history."""
 
     def send(self, text: str, expect: int = 200, **extra) -> dict:
-        response = self.service.as_session("POST", f"/v1/conversations/{self.id}/messages", self.token,
-                                           json={"text": text, **extra})
+        return self.send_body({"text": text, **extra}, expect)
+
+    def send_body(self, body, expect: int = 200) -> dict:
+        """POST …/messages with this body; the answer's JSON, which must come with status `expect`."""
+        response = self.service.as_session("POST", f"/v1/conversations/{self.id}/messages", self.token, json=body)
         assert response.status_code == expect, response.text
         return response.json()
 
-    def stream(self, text: str) -> list[tuple[str, dict]]:
-        """The turn's server-sent events, as (event, data) pairs."""
-        response = self.service.as_session("POST", f"/v1/conversations/{self.id}/messages", self.token,
-                                           json={"text": text, "stream": True})
+    def go_on(self, expect: int = 200) -> dict:
+        """Continue the turn paused for approval: a message without text."""
+        return self.send_body({}, expect)
+
+    def approvals(self) -> list[dict]:
+        response = self.service.as_session("GET", f"/v1/conversations/{self.id}/approvals", self.token)
+        assert response.status_code == 200, response.text
+        return response.json()["approvals"]
+
+    def decide(self, approval: str, decision: str, expect: int = 200) -> dict:
+        response = self.service.as_session("POST", f"/v1/conversations/{self.id}/approvals/{approval}", self.token,
+                                           json={"decision": decision})
+        assert response.status_code == expect, response.text
+        return response.json()
+
+    @classmethod
+    def joined(cls, service: LiveService, token: str, conversation_id: str) -> "TurnConversation":
+        """A conversation already open, reached through `service` with `token` (another instance, say)."""
+        joined = cls.__new__(cls)
+        joined.service, joined.token, joined.id = service, token, conversation_id
+        return joined
+
+    def stream(self, text: str | None) -> list[tuple[str, dict]]:
+        """The turn's server-sent events, as (event, data) pairs; `text` None continues the paused turn."""
+        body = {"stream": True} if text is None else {"text": text, "stream": True}
+        response = self.service.as_session("POST", f"/v1/conversations/{self.id}/messages", self.token, json=body)
         assert response.status_code == 200, response.text
         assert response.headers["Content-Type"].startswith("text/event-stream")
         events = []

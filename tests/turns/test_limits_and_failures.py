@@ -177,10 +177,13 @@ def test_one_turn_at_a_time_per_conversation(platform, provider):
 def test_a_message_must_be_text(platform, provider):
     platform.publish(shop_tools(platform.backend))
     chat = platform.conversation(provider)
-    for body in ({"text": ""}, {"text": 5}, {}, {"text": "x" * 40_000}):
+    for body in ({"text": ""}, {"text": 5}, {"text": None}, [], {"text": "x" * 40_000}):
         response = chat.service.as_session("POST", f"/v1/conversations/{chat.id}/messages", chat.token, json=body)
         assert response.status_code == 422, body
         assert response.json()["errors"][0]["rule"] == "message-format"
+    # No text at all continues a turn paused for approval; with none paused there is nothing to continue.
+    refused = chat.send_body({}, expect=409)
+    assert refused["code"] == "nothing-to-continue" and "`text`" in refused["message"]
     assert chat.history() == [] and platform.models[provider].bodies() == []
 
 

@@ -225,8 +225,12 @@ class ApprovalByIdViews(MethodView):
 
 
 class MessageSchema(IgnoresUnknownSchema):
-    text = fields.String(required=True, validate=validate.Length(1, MAX_MESSAGE_CHARS),
-                         metadata={"example": "Where is my order?"})
+    text = fields.String(validate=validate.Length(1, MAX_MESSAGE_CHARS),
+                         metadata={"example": "Where is my order?",
+                                   "description": "The person's message. Leave it out (`{}`) to continue the turn "
+                                                  "paused `awaiting-approval`, once each of its approvals is "
+                                                  "decided: the model is handed the decided results and the turn "
+                                                  "goes on, under the same turn id."})
     stream = fields.Boolean(metadata={"description": "Answer with server-sent events as the turn runs: "
                                                      "`turn`, `step`, `call`, and last `reply` (the same "
                                                      "object as the plain answer)."})
@@ -238,7 +242,13 @@ class TurnResultSchema(Schema):
     steps = fields.List(fields.Dict(), metadata={"description": '[{"calls", "results", "started_at", '
                                                                 '"elapsed_ms"}]'})
     stopped = fields.Dict(allow_none=True, metadata={"description": 'null, or {"reason", "message"} when the '
-                                                                    'platform stopped the turn.'})
+                                                                    'platform stopped the turn; reason '
+                                                                    '`awaiting-approval` pauses it.'})
+    approvals = fields.List(fields.Nested(ApprovalSchema), metadata={
+        "description": "When paused `awaiting-approval`: each approval the turn awaits; otherwise empty."})
+    decided = fields.List(fields.Nested(DecidedSchema), metadata={
+        "description": "When continuing a paused turn: each held call's decision and the result the model was "
+                       "handed in its place (an expired approval as `declined`); otherwise empty."})
 
 
 #: One server-sent event of a streamed turn (what `event_stream` writes).
@@ -284,12 +294,16 @@ class MessageViews(MethodView):
                                 "content": {"application/json": {"schema": TurnResultSchema},
                                             "text/event-stream": {"schema": TURN_EVENT}}}})
     @blp.response(200, TurnResultSchema)
-    @blp.alt_response(409, **route_refusal("`turn-in-progress`: the conversation is already running a turn."))
+    @blp.alt_response(409, **route_refusal(
+        "`turn-in-progress`: the conversation is already running a turn. `approvals-pending`: a turn is paused for "
+        "approvals not yet decided (each named as `approvals/<id>` in `errors`). `turn-awaits-continue`: a message "
+        "while the paused turn's approvals are all decided; continue it first. `nothing-to-continue`: a message "
+        "without text, and no turn is paused. Each changes nothing."))
     @blp.alt_response(503, **route_refusal("`model-not-configured`: no model is configured to run turns; or "
                                      "`database-unavailable` (with `Retry-After`)."))
     @with_session
     def post(self, conversation_id):
-        """Send the person's message: the platform runs one whole turn with the configured model"""
+        """Send the person's message, or continue a paused turn: the platform runs one whole turn with the model"""
         session = current_session()
         conversation = get_conversation(session, conversation_id)
         body = json_body()
