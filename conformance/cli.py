@@ -2,7 +2,7 @@
 
     conformance endpoint --url URL --method M --tool NAME [--subject S] [--other-subject S]
                          [--param k=v …] [--jwks-port P] [--untrusted-port P] [--issuer-host H]
-                         [--key-file FILE] [--rotation-wait SECONDS]
+                         [--key-file FILE] [--rotation-wait SECONDS] [--requires-approval]
                          [--case PREFIX …] [--area AREA …] [--skip PREFIX …]
                          [--json FILE] [--junit FILE] [--jobs N]
     conformance platform [--url URL --admin-key KEY [--agent-key KEY]] [--mock-url URL]

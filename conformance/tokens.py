@@ -37,6 +37,10 @@ ASSERTION_TYPE = "JWT"
 #: assertion (THREATS: "different `aud`, and a distinct `typ`").
 SESSION_TOKEN_TYPE = "toolgate-session+jwt"
 
+#: The claim an approved call's assertion carries besides the usual ones: the id of the person's approval
+#: (docs/approvals.md), so a backend can refuse a consequential call that arrives without one.
+APPROVAL_CLAIM = "approval"
+
 
 def b64url(data: bytes) -> str:
     """Base64url without padding, as JWS uses."""
@@ -145,10 +149,12 @@ def _thumbprint(public: ec.EllipticCurvePublicKey) -> str:
     return b64url(hashlib.sha256(_json(members)).digest())
 
 
-def assertion_claims(issuer: str, tool: str, subject: str, now: int | None = None) -> dict[str, Any]:
-    """The claims of a fresh call assertion, as the platform mints one for one tool call."""
+def assertion_claims(issuer: str, tool: str, subject: str, now: int | None = None,
+                     approved: bool = False) -> dict[str, Any]:
+    """The claims of a fresh call assertion, as the platform mints one for one tool call; `approved`, as it mints
+    one for a call the person approved (an `approval` claim with a new random id, as each approval has)."""
     issued = int(time.time()) if now is None else now
-    return {
+    claims = {
         "iss": issuer,
         "aud": tool,
         "sub": subject,
@@ -159,3 +165,6 @@ def assertion_claims(issuer: str, tool: str, subject: str, now: int | None = Non
         "exp": issued + ASSERTION_LIFETIME_SECONDS,
         "jti": str(uuid.uuid4()),
     }
+    if approved:
+        claims[APPROVAL_CLAIM] = secrets.token_urlsafe(16)
+    return claims

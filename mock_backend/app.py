@@ -19,17 +19,21 @@ MAX_REQUEST_BYTES = 1_048_576
 
 def create_app(issuers: Iterable[str], broken: str | None = None,
                jwks_fetcher: Fetcher | None = None,
-               refetch_cooldown: float = REFETCH_COOLDOWN_SECONDS) -> Flask:
+               refetch_cooldown: float = REFETCH_COOLDOWN_SECONDS,
+               requires_approval: Iterable[str] = ()) -> Flask:
     """The mock backend trusting exactly `issuers`; `broken` names one check to switch off
     (one of verify.BROKEN_MODES; anything else is a ValueError); `jwks_fetcher(url)` replaces
     the HTTP fetch of key sets; `refetch_cooldown` is how often an unknown `kid` may refetch
-    them (tests shorten it, so a key rotation is picked up without a ten-second wait)."""
+    them (tests shorten it, so a key rotation is picked up without a ten-second wait);
+    `requires_approval` names the tools whose calls are refused without the person's approval
+    (an `approval` claim), as an integrator's backend refuses consequential calls."""
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
     app.json.sort_keys = False
     # Keep `//` in paths as sent: the echo route must show an empty path value, not a redirect.
     app.url_map.merge_slashes = False
-    app.extensions[VERIFIER_KEY] = Verifier(list(issuers), broken, jwks_fetcher, refetch_cooldown)
+    app.extensions[VERIFIER_KEY] = Verifier(list(issuers), broken, jwks_fetcher, refetch_cooldown,
+                                              requires_approval)
     app.extensions[shop.CARTS_KEY] = {}
     calls = CallLog()
 

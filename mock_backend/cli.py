@@ -44,19 +44,25 @@ def _serve(app, host: str, port: int, *, name: str, ready: str, log=None, notes=
               help="An issuer to trust (repeatable); its keys come from ISS/.well-known/jwks.json.")
 @click.option("--broken", metavar="MODE",
               help=f"Switch off one check, for negative tests only: {', '.join(BROKEN_MODES)}.")
+@click.option("--requires-approval", "requires_approval", multiple=True, metavar="TOOL",
+              help="A tool whose calls must carry the person's approval (repeatable): a call of it whose "
+                   "assertion has no `approval` claim is refused, 401 missing-approval.")
 # Off by default: a parent that reads only the first stdout line and leaves stderr in an
 # unread pipe would otherwise stall the mock once the pipe fills. GET /_calls has it all.
 @click.option("--access-log", is_flag=True, help="Log each request to stderr.")
-def mock_backend(host: str, port: int, issuers: tuple[str, ...], broken: str | None, access_log: bool) -> None:
+def mock_backend(host: str, port: int, issuers: tuple[str, ...], broken: str | None,
+                 requires_approval: tuple[str, ...], access_log: bool) -> None:
     """Run the mock backend: a demo shop and misbehaviour on demand, behind a strict check of the platform's
     call assertions. Prints "mock backend listening on URL (trusting: …)" once bound; stops on SIGTERM."""
     from mock_backend.app import create_app
 
     try:
-        app = create_app(issuers, broken=broken)
+        app = create_app(issuers, broken=broken, requires_approval=requires_approval)
     except ValueError as error:
         raise CannotStart(f"mock backend: {error}") from None
     notes = (f"mock backend: WARNING: broken mode {broken!r}, one check is off",) if broken else ()
+    if requires_approval:
+        notes += (f"mock backend: calls of {', '.join(requires_approval)} need the person's approval",)
     _serve(app, host, port, name="mock backend", log="default" if access_log else None, notes=notes,
            ready=f"mock backend listening on {{url}} (trusting: {', '.join(issuers)})")
 

@@ -15,7 +15,10 @@ What it refuses to do, and why (RFC 8725, the JWT best current practice):
   can never pass for one, even minted with a tool's audience;
 - it does not take pyjwt's lenient defaults: every claim is required, `aud` must be exactly the
   tool the route serves (a string, not a list containing it), leeway is a few seconds, and the
-  assertion may not live longer than the platform's thirty seconds.
+  assertion may not live longer than the platform's thirty seconds;
+- for the tools it is told require the person's approval (`requires_approval`), it refuses an
+  assertion without an `approval` claim (the id of the approval, a non-empty string): only a call
+  the person approved carries one, so the model cannot place an order on its own say-so.
 
 The `broken` modes each switch off exactly one of these checks. They exist so the conformance kit
 can prove its negative cases fail against a backend that forgot that one rule; never run them for
@@ -51,11 +54,15 @@ REASONS = (
     "not-yet-valid",      # `iat` or `nbf` is in the future (beyond the leeway)
     "wrong-audience",     # `aud` is not exactly the tool this route serves
     "lifetime-too-long",  # `exp - iat` is more than the assertion lifetime plus leeway
+    "missing-approval",   # the tool requires the person's approval and `approval` is absent, empty or not a string
 )
 
 
 #: Claims every call assertion carries; a token missing any of them is refused.
 REQUIRED_CLAIMS = ("exp", "iat", "iss", "aud", "sub", "turn", "jti")
+
+#: The claim an approved call's assertion carries: the id of the person's approval.
+APPROVAL_CLAIM = "approval"
 
 #: The `typ` header of a call assertion; a session token's is "toolgate-session+jwt" (RFC 8725 §3.11).
 ASSERTION_TYPE = "JWT"
@@ -102,10 +109,13 @@ class Verifier:
 
     def __init__(self, issuers: Iterable[str], broken: str | None = None,
                  fetcher: Fetcher | None = None,
-                 refetch_cooldown: float = REFETCH_COOLDOWN_SECONDS) -> None:
+                 refetch_cooldown: float = REFETCH_COOLDOWN_SECONDS,
+                 requires_approval: Iterable[str] = ()) -> None:
         if broken is not None and broken not in BROKEN_MODES:
             raise ValueError(f"unknown broken mode {broken!r}; choose one of: {', '.join(BROKEN_MODES)}")
         self.broken = broken
+        #: The tools whose calls must carry the person's approval.
+        self.requires_approval = frozenset(requires_approval)
         self._fetcher = fetcher
         self._cooldown = refetch_cooldown
         self._keys = {issuer: IssuerKeys(issuer, fetcher, cooldown=refetch_cooldown) for issuer in issuers}
@@ -193,7 +203,16 @@ class Verifier:
         # pyjwt would accept a year-long assertion; the platform's live thirty seconds.
         if claims["exp"] - claims["iat"] > ASSERTION_LIFETIME_SECONDS + CLOCK_SKEW_SECONDS:
             raise Rejected("lifetime-too-long")
+        # Last, once the assertion is known to be the platform's: only then does its approval mean anything.
+        if tool in self.requires_approval and not has_approval(claims):
+            raise Rejected("missing-approval")
         return claims
+
+
+def has_approval(claims: dict[str, Any]) -> bool:
+    """Whether verified claims carry the person's approval: an `approval` claim that is a non-empty string."""
+    approval = claims.get(APPROVAL_CLAIM)
+    return isinstance(approval, str) and approval != ""
 
 
 def bearer_token(authorization: str | None) -> str | None:

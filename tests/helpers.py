@@ -466,6 +466,9 @@ def log_lines(buffer: io.StringIO) -> list[dict]:
 SPEC_ROOTS = [Path(p) for p in [os.environ.get("TOOLGATE_SPEC_ROOT", "")] if p] + \
     [REPO, REPO / "docs", REPO.parent / "shared"]
 SPEC_FILES = ("spec/defining-a-tool.txt", "spec/how-tools-run.txt", "THREATS.md")
+#: What Toolgate promises beyond the spec, in documents of its own: the kit's cases quote them as they quote the spec,
+#: and its traceability map covers every sentence of them too.
+PROMISE_FILES = ("docs/approvals.md",)
 
 
 def spec_root() -> Path:
@@ -478,3 +481,9 @@ def spec_root() -> Path:
     if os.environ.get("CI"):
         pytest.fail(message)
     pytest.skip(message)
+
+
+def requirement_text(name: str) -> str:
+    """The text of a file the kit's cases quote: one of the spec's (under `spec_root`) or one of Toolgate's own."""
+    root = REPO if name in PROMISE_FILES else spec_root()
+    return (root / name).read_text(encoding="utf-8")

@@ -48,6 +48,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--key-file", metavar="FILE",
                         help="keep the kit's signing key in FILE (created if missing), so a "
                              "backend that cached the key set keeps trusting it across runs")
+    parser.add_argument("--requires-approval", action="store_true",
+                        help="the tool requires the person's approval: the kit's correct calls carry an "
+                             "approval claim, as the platform's approved calls do, and "
+                             "endpoint/no-approval-rejected checks that a call without one is refused "
+                             "(without this option, that case is skipped)")
     parser.add_argument("--rotation-wait", type=_rotation_wait, default=ROTATION_WAIT_SECONDS,
                         metavar="SECONDS",
                         help=f"how long endpoint/key-rotation-picked-up keeps calling with a newly "
@@ -74,7 +79,7 @@ def open_target(args: argparse.Namespace) -> Iterator[EndpointTarget]:
     with KitIssuer(args.issuer_host, args.jwks_port, key) as issuer, \
             KitIssuer(args.issuer_host, args.untrusted_port) as untrusted:
         yield EndpointTarget(call, issuer, untrusted, other_subject=args.other_subject or "",
-                             rotation_wait=args.rotation_wait)
+                             rotation_wait=args.rotation_wait, requires_approval=args.requires_approval)
 
 
 def signing_key(path: str) -> SigningKey:
@@ -102,5 +107,9 @@ def signing_key(path: str) -> SigningKey:
 
 def banner(target: EndpointTarget) -> list[str]:
     """Printed before the cases run: the issuer the endpoint must trust for the run to pass."""
-    return [f"issuer: {target.issuer.url} (trust it; the backend fetches {JWKS_PATH} there)",
-            f"untrusted: {target.untrusted.url} (forgeries point here: reachable, never fetched)"]
+    lines = [f"issuer: {target.issuer.url} (trust it; the backend fetches {JWKS_PATH} there)",
+             f"untrusted: {target.untrusted.url} (forgeries point here: reachable, never fetched)"]
+    if target.requires_approval:
+        lines.append(f"approval: {target.call.tool} requires the person's approval, so every correct call "
+                     f"carries an approval claim")
+    return lines

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 
 from conformance.case import Case, Check, SpecRef, Suite, Verdict
+from conformance.endpoint.approval import NO_APPROVAL_REJECTED
 from conformance.endpoint.claims import CLAIM_FORGERIES
 from conformance.endpoint.forgeries import (
     HOW_TOOLS_RUN,
@@ -53,6 +54,9 @@ def valid_call_accepted(target: EndpointTarget) -> Verdict:
         return check.verdict()
     if not check.expect(answer.accepted, "status", "2xx", answer.describe()) and answer.status in REFUSALS:
         check.hint(_why_refused(target))
+        if not target.requires_approval and "approval" in answer.body.lower():
+            check.hint("the endpoint's answer mentions an approval: if the tool requires the person's approval, "
+                       "say --requires-approval, so the kit's calls carry an approval claim")
     check.expect(answer.seconds <= target.deadline, "time to answer",
                  f"at most {target.deadline:g} s", f"{answer.seconds:.2f} s")
     check.expect(not answer.too_big, "body length", f"at most {RESPONSE_CAP_CHARS:,} characters",
@@ -117,4 +121,5 @@ def other_subject_rejected(target: EndpointTarget) -> Verdict:
     return check.verdict()
 
 
+SUITE.add(NO_APPROVAL_REJECTED)
 SUITE.add(key_rotation_picked_up)

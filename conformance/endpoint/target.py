@@ -204,6 +204,9 @@ class EndpointTarget:
     rotation_wait: float = ROTATION_WAIT_SECONDS
     #: The spec's ten seconds. Only the kit's own tests give a shorter one, so a timeout costs them a second.
     deadline: float = CALL_DEADLINE_SECONDS
+    #: The tool requires the person's approval (`--requires-approval`): every correct call carries an `approval`
+    #: claim, as the platform's approved calls do, and endpoint/no-approval-rejected sends calls without one.
+    requires_approval: bool = False
     _valid: Answer | None = field(default=None, init=False, repr=False)
     _valid_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
@@ -228,9 +231,10 @@ class EndpointTarget:
             return self._valid
 
     def claims(self, subject: str | None = None) -> dict[str, Any]:
-        """Fresh, correct assertion claims from the trusted issuer for this tool."""
+        """Fresh, correct assertion claims from the trusted issuer for this tool (with an `approval` claim when the
+        tool requires the person's approval)."""
         sub = self.call.subject if subject is None else subject
-        return assertion_claims(self.issuer.url, self.call.tool, sub)
+        return assertion_claims(self.issuer.url, self.call.tool, sub, approved=self.requires_approval)
 
     def send(self, token: str | None, subject: str | None = None) -> Answer:
         """Call the endpoint once with `token` as the Bearer (none at all if None), within the deadline.

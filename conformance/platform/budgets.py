@@ -45,3 +45,10 @@ KEY_PICKUP_RETRY_SECONDS = 1.0
 
 #: How long a platform and mock started by the kit may take to answer.
 START_SECONDS = 30.0
+
+#: The life of the session token `approval/expired-refused` holds its call with: an approval never outlives the
+#: token that made it, so the case sees one expire within a second, whatever the platform's approval lifetime.
+EXPIRING_TOKEN_SECONDS = 1
+
+#: How often that case asks whether the platform has seen the approval expire.
+EXPIRY_POLL_SECONDS = 0.05

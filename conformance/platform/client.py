@@ -163,10 +163,13 @@ class PlatformTarget:
         return reply.body["version"]
 
     def session_token(self, subject: str | None = None, entitlements: Iterable[str] = (),
-                      anonymous: bool = False) -> str:
-        """A session token minted through the platform; the first also tells the kit its issuer."""
-        body = {"subject": self.subject if subject is None else subject,
-                "entitlements": list(entitlements), "anonymous": anonymous}
+                      anonymous: bool = False, ttl_seconds: int | None = None) -> str:
+        """A session token minted through the platform (living `ttl_seconds`, or the platform's default); the
+        first also tells the kit its issuer."""
+        body: dict[str, Any] = {"subject": self.subject if subject is None else subject,
+                                "entitlements": list(entitlements), "anonymous": anonymous}
+        if ttl_seconds is not None:
+            body["ttl_seconds"] = ttl_seconds
         reply = expect_status(self.api("POST", "/v1/session-tokens", body), 201, "minting a session token")
         token = reply.body["token"]
         if not self.issuer:
@@ -239,6 +242,17 @@ class Conversation:
     def call(self, name: str, arguments: Any = None) -> dict[str, Any]:
         """One call in a step of its own, in a turn of its own: its result."""
         return self.step(self.turn(), (name, {} if arguments is None else arguments))[0]
+
+    def approvals(self, token: str | None = None) -> Reply:
+        """GET the conversation's approvals, with this conversation's token or another."""
+        return self.target.request("GET", f"{self.path}/approvals", token or self.token)
+
+    def decide(self, approval: str, decision: str, token: str | None = None,
+               conversation: str | None = None) -> Reply:
+        """POST a decision on a held call, with this conversation's token or another, at this conversation's
+        approvals or another conversation's."""
+        path = f"{self.target.url}/v1/conversations/{conversation or self.id}/approvals/{approval}"
+        return self.target.request("POST", path, token or self.token, {"decision": decision})
 
 
 def echoed(result: dict[str, Any]) -> dict[str, Any] | None:

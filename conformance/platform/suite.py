@@ -13,6 +13,8 @@ DEFINING = "spec/defining-a-tool.txt"
 HOW_TOOLS_RUN = "spec/how-tools-run.txt"
 CONTRACT = "CONTRACT.md"
 THREATS = "THREATS.md"
+#: What the platform promises beyond the spec, about calls that wait for the person's approval (issue 19).
+APPROVALS = "docs/approvals.md"
 
 
 def defining(quote: str) -> SpecRef:
@@ -33,3 +35,9 @@ def contract(quote: str) -> SpecRef:
 def threats(quote: str) -> SpecRef:
     """A passage of THREATS.md."""
     return SpecRef(THREATS, quote)
+
+
+def approvals(quote: str) -> SpecRef:
+    """A passage of docs/approvals.md: what the platform promises about calls that wait for the person's approval,
+    beyond the spec."""
+    return SpecRef(APPROVALS, quote)

@@ -1,13 +1,15 @@
-"""The traceability map: every sentence of `spec/` and THREATS.md and the cases that check it, or why none can.
+"""The traceability map: every sentence of `spec/`, THREATS.md and docs/approvals.md and the cases that check it, or
+why none can.
 
 conformance/traceability.json lists, file by file and in the text's own order, every sentence the
-spec and the threat model say (headings aside), each with the case ids that observe it (of either
-suite: `endpoint/…` for what an integrator's backend must do, the platform's areas for the rest),
-or the name of a written reason why no case can (advice to the integrator, a screen of the
-dashboard, a safeguard only the service's own tests can provoke, …). `problems` compares the map
-with the texts and the suites: a sentence the map lacks, a sentence it has that the text no longer
-says, a case it names that does not exist, or a case it never names all count, so the map cannot
-drift from either.
+spec and the threat model say (headings aside), and those of docs/approvals.md, where Toolgate
+states what it promises beyond the spec about calls that wait for the person's approval, each with
+the case ids that observe it (of either suite: `endpoint/…` for what an integrator's backend must
+do, the platform's areas for the rest), or the name of a written reason why no case can (advice to
+the integrator, a screen of the dashboard, a safeguard only the service's own tests can provoke,
+…). `problems` compares the map with the texts and the suites: a sentence the map lacks, a
+sentence it has that the text no longer says, a case it names that does not exist, or a case it
+never names all count, so the map cannot drift from either.
 """
 from __future__ import annotations
 

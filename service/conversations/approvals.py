@@ -16,6 +16,7 @@ from service.conversations.sessions import Session
 from service.definition import ToolDefinition
 from service.errors import REQUEST, approval_decided, approval_expired, invalid, not_entitled, not_found
 from service.models import Approval, Conversation, Tool, now
+from service.records import metrics
 from service.registry.rules import violation
 from service.text import is_text
 
@@ -93,6 +94,7 @@ def decide(session: Session, conversation_id: str, approval_id: str, body: Any, 
             if current.status != PENDING:
                 raise approval_decided(current.status)
             raise approval_expired()
+        metrics.approvals(session.organization.slug, row.tool, status)
         call = ModelCall(id=row.call_id, name=row.tool, arguments=row.arguments, approval=row.id)
         tool = pinned_tool(row.tool, row.tool_version, definition)
         result = run_decided_call(session, conversation.id, row.turn, call, tool, dispatcher,

@@ -37,6 +37,7 @@ from service.keys.store import signing_key
 from service.limits import MAX_CALLS_PER_STEP
 from service.models import Approval, Conversation, Turn, now
 from service.records import calls as calls_log
+from service.records import metrics
 from service.registry import get_project, violation
 from service.text import recordable, text_problem
 
@@ -274,6 +275,8 @@ def _dispatch(session: Session, turn: str, calls: Sequence[ModelCall], tools: di
         outcomes = run_step([thunks[i] for i in sent]) if sent else []
     if approvals:
         Approval.insert_many(approvals).execute()
+        for row in approvals:
+            metrics.approvals(session.organization.slug, row["tool"], row["status"])
     # Only calls that ran are in the call log; a held one is recorded once the person decides it.
     _record(session, conversation_id, turn, [calls[i] for i in sent], tools, outcomes, [jtis[i] for i in sent],
             session_start)

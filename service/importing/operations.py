@@ -29,6 +29,9 @@ _NOT_NAME = re.compile(r"[^A-Za-z0-9_]+")
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 _PARAMETER_FIELD = re.compile(r"parameters\[(\d+)\]")
 _ELLIPSIS = "…"
+#: OpenAI's mark of an operation that changes something, which its assistants confirm with the person first: a tool
+#: that requires the person's approval of each call (docs/approvals.md).
+CONSEQUENTIAL = "x-openai-isConsequential"
 
 
 @dataclass(frozen=True)
@@ -126,9 +129,22 @@ def map_operation(operation: Operation, context: Context) -> Mapped:
         "scope": "shared",
         "project": context.project,
     }
+    _consequential(operation, data, mapped)
     _subject(data, params, context.subject_parameter)
     mapped.registration = _checked(data, params, mapped)
     return mapped
+
+
+def _consequential(operation: Operation, data: dict[str, Any], mapped: Mapped) -> None:
+    """`x-openai-isConsequential: true` makes the tool require the person's approval (false or absent: not). Any
+    other value refuses the operation rather than guess which was meant: a consequential call must never go out
+    unasked because its mark was misspelt. An import never makes a session-start tool, so the flag can always be
+    carried; the registry's rules check it all the same, like everything else mapped."""
+    mark = operation.node.get(CONSEQUENTIAL)
+    if mark is True:
+        data["requires_approval"] = True
+    elif mark is not None and mark is not False:
+        mapped.errors.append(violation(CONSEQUENTIAL, "field-type"))
 
 
 def _parameters(operation: Operation, context: Context, params: list[_Param], mapped: Mapped) -> None:

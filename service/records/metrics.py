@@ -12,7 +12,7 @@ from typing import Iterable, Mapping
 from prometheus_client import CollectorRegistry, Counter, Histogram, multiprocess
 from prometheus_client.exposition import choose_encoder
 
-from service.dispatch.failures import INVALID_ARGUMENTS, UNKNOWN_TOOL
+from service.dispatch.failures import DECLINED, INVALID_ARGUMENTS, UNKNOWN_TOOL
 from service.limits import CALL_DEADLINE_SECONDS, MAX_CALLS_PER_STEP, RESPONSE_CAP_CHARS
 
 #: The kind label of a call that succeeded (failures carry their failure kind).
@@ -43,13 +43,16 @@ SESSION_START_RUNS = Counter("toolgate_session_start_runs", "Conversations that 
                              ["org"], registry=REGISTRY)
 REGISTRY_WRITES = Counter("toolgate_registry_writes", "Registry changes, by the audit trail's action names.",
                           ["org", "action"], registry=REGISTRY)
+APPROVALS = Counter("toolgate_approvals", "Calls held for the person's approval (status \"pending\", counted as they "
+                    "are held) and the person's decisions on them (\"approved\", \"declined\"), by organization and "
+                    "tool.", ["org", "tool", "status"], registry=REGISTRY)
 HTTP_REQUESTS = Counter("toolgate_http_requests", "HTTP requests answered, by route pattern and status.",
                         ["method", "route", "status"], registry=REGISTRY)
 HTTP_SECONDS = Histogram("toolgate_http_request_duration_seconds", "Time to answer an HTTP request.",
                          ["method", "route"], buckets=REQUEST_BUCKETS, registry=REGISTRY)
 
 #: Kinds for which nothing was sent, so there is no latency to observe.
-_NOT_SENT = (UNKNOWN_TOOL, INVALID_ARGUMENTS)
+_NOT_SENT = (UNKNOWN_TOOL, INVALID_ARGUMENTS, DECLINED)
 
 #: Each metric's child per label values, as `labels()` returns it, kept so a hot path skips `labels()`'s lock and
 #: checks (~2 µs a call, several a step). It holds what the metrics keep anyway: nothing here removes a child.
@@ -82,6 +85,12 @@ def observe_step(org: str, rows: Iterable[Mapping], *, session_start: bool) -> N
     _child(STEP_SECONDS, org, phase).observe(max(row["latency_ms"] for row in rows) / 1000)
     if session_start:
         SESSION_START_RUNS.labels(org).inc()
+
+
+def approvals(org: str, tool: str, status: str, count: int = 1) -> None:
+    """Count `count` approvals of `tool` reaching `status`: "pending" as calls are held, then each decision. Labels
+    only: an approval's id, its arguments and the session's token never reach the metrics."""
+    _child(APPROVALS, org, tool, status).inc(count)
 
 
 def registry_write(org: str, action: str) -> None:

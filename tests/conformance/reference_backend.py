@@ -62,14 +62,16 @@ class ReferenceBackend:
     """The backend: `ReferenceBackend(issuer, flaw=None, cooldown=0.1)` is a WSGI app."""
 
     def __init__(self, issuer: str, flaw: str | None = None, cooldown: float = 0.1, *,
-                 people: Iterable[str] | None = None, not_yours: int = 403) -> None:
+                 people: Iterable[str] | None = None, not_yours: int = 403, requires_approval: bool = False) -> None:
         """`people`: the subjects that exist (None: anyone), others answered 404 once verified;
-        `not_yours`: the status for another person's orders (403, or 404 to hide them)."""
+        `not_yours`: the status for another person's orders (403, or 404 to hide them);
+        `requires_approval`: both tools are consequential, so a call without an `approval` claim is refused."""
         if flaw is not None and flaw not in FLAWS:
             raise ValueError(f"no such flaw {flaw!r}")
         self.issuer, self.flaw = issuer, flaw
         self.people = None if people is None else set(people)
         self.not_yours = not_yours
+        self.requires_approval = requires_approval
         # The JWKS client pyjwt ships: a cached key set, one refetch per cooldown on an unknown kid.
         # Caching forever is that same client with a cooldown no run outlasts.
         self.keys = jwt.PyJWKClient(f"{issuer}/.well-known/jwks.json", lifespan=300,
@@ -89,6 +91,8 @@ class ReferenceBackend:
                 raise Refused(404, "no such person")
             if orders and self.flaw != "any-subject" and claims.get("sub") != orders.group(1):
                 raise Refused(self.not_yours, "not your orders")
+            if self.requires_approval and not (isinstance(claims.get("approval"), str) and claims["approval"]):
+                raise Refused(403, "not approved by the person")
             status, body = "200 OK", {"orders": []} if orders else {"products": []}
         except Refused as refused:
             status, body = f"{refused.status} Refused", {"error": str(refused)}

@@ -51,6 +51,10 @@ BROKEN = {
 ORDERS = ("/users/{subject}/orders", "get_orders")
 PRODUCTS = ("/products", "search_products")
 
+#: The case that applies only to a tool the kit is told requires the person's approval (`--requires-approval`):
+#: every other run skips it.
+APPROVAL = "endpoint/no-approval-rejected"
+
 
 def _run(make_app: Callable[[str], Callable], tmp_path: Path, *extra: str, tool=ORDERS) -> tuple[int, dict]:
     """Serve the backend `make_app(issuer)` and run the whole suite at it: (exit, outcomes by case)."""
@@ -62,8 +66,9 @@ def _run(make_app: Callable[[str], Callable], tmp_path: Path, *extra: str, tool=
     return code, _outcomes(tmp_path / "r.json")
 
 
-def mock(broken: str | None = None) -> Callable[[str], Callable]:
-    return lambda issuer: create_app([issuer], broken=broken, refetch_cooldown=COOLDOWN)
+def mock(broken: str | None = None, requires_approval: tuple[str, ...] = ()) -> Callable[[str], Callable]:
+    return lambda issuer: create_app([issuer], broken=broken, refetch_cooldown=COOLDOWN,
+                                     requires_approval=requires_approval)
 
 
 def reference(flaw: str | None = None, **options) -> Callable[[str], Callable]:
@@ -95,9 +100,9 @@ def test_every_case_passes_against_an_honest_backend(backend, tmp_path, capsys):
     assert out[0].startswith("issuer: http://127.0.0.1:")
     assert out[1].startswith("untrusted: http://127.0.0.1:")
     assert [line.split()[1] for line in out[2:-1]] == ALL
-    assert all(line.startswith("PASS  ") for line in out[2:-1])
-    assert out[-1] == f"{len(SUITE)} passed, 0 failed"
-    assert set(outcomes.values()) == {"passed"}
+    assert all(line.startswith("SKIP  " if APPROVAL in line else "PASS  ") for line in out[2:-1])
+    assert out[-1] == f"{len(SUITE) - 1} passed, 0 failed, 1 skipped"
+    assert outcomes.pop(APPROVAL) == "skipped" and set(outcomes.values()) == {"passed"}
 
 
 @pytest.mark.parametrize("mode", sorted(BROKEN))
@@ -107,10 +112,11 @@ def test_a_broken_mock_fails_exactly_the_cases_of_its_rule(mode, tmp_path, capsy
 
     assert code == 1
     assert _failing(outcomes) == BROKEN[mode]
-    assert {case for case, outcome in outcomes.items() if outcome == "passed"} == set(ALL) - BROKEN[mode]
+    assert {case for case, outcome in outcomes.items() if outcome == "passed"} == set(ALL) - BROKEN[mode] - {APPROVAL}
     for case_id in BROKEN[mode]:
         assert re.search(rf"^FAIL  {re.escape(case_id)} ", out, re.MULTILINE)
-    assert out.splitlines()[-1] == f"{len(SUITE) - len(BROKEN[mode])} passed, {len(BROKEN[mode])} failed"
+    assert out.splitlines()[-1] == \
+        f"{len(SUITE) - len(BROKEN[mode]) - 1} passed, {len(BROKEN[mode])} failed, 1 skipped"
 
 
 @pytest.mark.parametrize("flaw", sorted(FLAWS))
@@ -135,10 +141,11 @@ def test_when_nothing_is_accepted_every_other_case_errors_rather_than_passes(tmp
 
     assert code == 1
     assert outcomes.pop("endpoint/valid-call-accepted") == "failed"
+    assert outcomes.pop(APPROVAL) == "skipped"
     assert set(outcomes.values()) == {"errored"}
     assert "error: nothing was accepted, so a refusal proves nothing: a correctly signed call got HTTP 401" in out
     assert "likely cause: the endpoint never fetched http://127.0.0.1:" in out
-    assert out.splitlines()[-1] == f"0 passed, {len(SUITE)} failed"
+    assert out.splitlines()[-1] == f"0 passed, {len(SUITE) - 1} failed, 1 skipped"
 
 
 def test_a_shared_tool_skips_the_subject_binding_and_says_why(tmp_path, capsys):
@@ -147,7 +154,7 @@ def test_a_shared_tool_skips_the_subject_binding_and_says_why(tmp_path, capsys):
     assert code == 0
     assert outcomes["endpoint/other-subject-rejected"] == "skipped"
     assert "SKIP  endpoint/other-subject-rejected" in out
-    assert out.splitlines()[-1] == f"{len(SUITE) - 1} passed, 0 failed, 1 skipped"
+    assert out.splitlines()[-1] == f"{len(SUITE) - 2} passed, 0 failed, 2 skipped"
 
 
 def test_a_404_for_another_persons_url_counts_only_when_that_persons_own_call_is_taken(tmp_path, capsys):
@@ -163,7 +170,8 @@ def test_a_404_for_another_persons_url_counts_only_when_that_persons_own_call_is
 
 def test_every_case_fails_against_some_broken_backend():
     assert set(BROKEN) == set(BROKEN_MODES)
-    covered = set().union(*BROKEN.values(), FLAWS.values()) | {"endpoint/valid-call-accepted"}
+    # The approval case fails against a mock not told the tool requires approval (below).
+    covered = set().union(*BROKEN.values(), FLAWS.values()) | {"endpoint/valid-call-accepted", APPROVAL}
     assert covered == set(ALL)
 
 
@@ -198,7 +206,52 @@ def test_python_m_conformance_runs_the_suite_and_writes_junit(tmp_path):
 
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stderr == ""  # patched by __main__, so no note about running one at a time
-    assert done.stdout.splitlines()[-1] == f"{len(SUITE) - 1} passed, 1 failed"
+    assert done.stdout.splitlines()[-1] == f"{len(SUITE) - 2} passed, 1 failed, 1 skipped"
     suite = ET.parse(tmp_path / "r.xml").getroot().find("testsuite")
     failed = [case.get("name") for case in suite.findall("testcase") if case.find("failure") is not None]
     assert failed == ["endpoint/session-token-rejected"]
+
+
+# A tool that requires the person's approval (--requires-approval): the kit's correct calls carry an approval claim.
+
+@pytest.mark.parametrize("backend", [mock(requires_approval=(ORDERS[1],)), reference(requires_approval=True)],
+                         ids=["mock", "pyjwt"])
+def test_a_backend_refusing_calls_without_approval_passes_every_case(backend, tmp_path, capsys):
+    code, outcomes = _run(backend, tmp_path, "--requires-approval")
+    out = capsys.readouterr().out.splitlines()
+
+    assert code == 0, "\n".join(out)
+    assert out[2] == "approval: get_orders requires the person's approval, so every correct call carries an " \
+                     "approval claim"
+    assert set(outcomes.values()) == {"passed"} and list(outcomes) == ALL
+    assert out[-1] == f"{len(SUITE)} passed, 0 failed"
+
+
+def test_a_mock_not_told_the_tool_requires_approval_fails_the_approval_case(tmp_path, capsys):
+    code, outcomes = _run(mock(), tmp_path, "--requires-approval", "--skip", "endpoint/key-rotation")
+    out = capsys.readouterr().out
+
+    assert code == 1
+    assert _failing(outcomes) == {APPROVAL}
+    for attempt in ("no approval claim", "approval claim is empty", "approval claim is null"):
+        assert re.search(rf"- answer to an assertion (with|whose) {attempt}\n +expected: 401 or 403\n +actual: +HTTP 200",
+                         out), out[out.find("Failures:"):]
+
+
+def test_a_backend_refusing_everything_fails_the_approval_case_rather_than_passing(tmp_path, capsys):
+    # It trusts an issuer that is not the kit's, so it refuses the call with an approval claim too.
+    elsewhere = lambda issuer: ReferenceBackend(f"http://127.0.0.1:{free_port()}", requires_approval=True)  # noqa: E731
+    code, outcomes = _run(elsewhere, tmp_path, "--requires-approval", "--case", APPROVAL)
+    out = capsys.readouterr().out
+
+    assert (code, outcomes) == (1, {APPROVAL: "failed"})
+    assert re.search(r"- answer to a correct call carrying an approval claim\n +expected: 2xx\n +actual: +HTTP 401 ", out)
+
+
+def test_a_mock_told_the_tool_requires_approval_refuses_the_kit_until_it_is_told_too(tmp_path, capsys):
+    code, outcomes = _run(mock(requires_approval=(ORDERS[1],)), tmp_path, "--case", "endpoint/valid-call")
+    out = capsys.readouterr().out
+
+    assert (code, outcomes) == (1, {"endpoint/valid-call-accepted": "failed"})
+    assert "likely cause: the endpoint's answer mentions an approval: if the tool requires the person's approval, " \
+           "say --requires-approval" in out

@@ -48,6 +48,7 @@ TAMPERINGS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "turn": lambda c: {**c, "turn": secrets.token_urlsafe(16)},
     "exp": lambda c: {**c, "exp": c.get("iat", 0) + 3600},
     "jti": lambda c: {**c, "jti": "the-same-jti-every-time"},
+    "no-approval": lambda c: {k: v for k, v in c.items() if k != "approval"},
 }
 
 

@@ -115,6 +115,10 @@ MODES = [
     Mode("import", area("import"), front={
         "import-preview-writes": True, "import-ignores-subject": True, "import-reads-anything": True,
         "import-silences": True, "import-publishes": True}),
+    Mode("approval", area("approval"), front={
+        "send-at-once": "_approval_held$", "decline-approves": "_approval_declined$",
+        "decisions-succeed": "_approval_(replay|expired)$", "decide-anywhere": "_approval_other_(subject|conversation)$",
+    }, back={"tamper": {"_approval_approved$": "no-approval"}}),
     Mode("turn", area("turn"), back={"sequential": "_turn_parallel_"}, model={
         "context-unmarked": True, "model-sees-subject": True, "model-sees-error-body": True,
         "output-reshaped": True}),

@@ -28,6 +28,9 @@ class Shared:
     model_subjects: dict[str, Any] = field(default_factory=dict)
     #: Keys the front double leaves out of the key set (after a rotation, with `jwks-drops-old-key`).
     retired_kids: set[str] = field(default_factory=set)
+    #: Each call held for approval that a step answered through the front double, by its approval's id: the
+    #: tool, the conversation and the Authorization header of the step.
+    held: dict[str, tuple[Any, str, str]] = field(default_factory=dict)
 
     def required_entitlements(self) -> set[str]:
         """Every entitlement any registered tool requires."""

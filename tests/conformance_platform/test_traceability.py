@@ -1,5 +1,5 @@
-"""The traceability map agrees with the spec's and the threat model's text and both suites: every
-sentence, every case.
+"""The traceability map agrees with the spec's and the threat model's text, Toolgate's own promises beyond them, and
+both suites: every sentence, every case.
 
 The spec's text is found by tests.helpers.spec_root (the checks of it fail, not skip, under CI).
 """
@@ -8,14 +8,13 @@ from __future__ import annotations
 from conformance.endpoint import SUITE as ENDPOINT
 from conformance.platform import SUITE
 from conformance.platform.traceability import Entry, load, problems, spec_sentences
-from tests.helpers import SPEC_FILES, spec_root
+from tests.helpers import PROMISE_FILES, SPEC_FILES, requirement_text
 
 CASE_IDS = [case.id for case in SUITE] + [case.id for case in ENDPOINT]
 
 
 def _spec() -> dict[str, str]:
-    root = spec_root()
-    return {name: (root / name).read_text(encoding="utf-8") for name in SPEC_FILES}
+    return {name: requirement_text(name) for name in SPEC_FILES + PROMISE_FILES}
 
 
 def test_the_map_covers_every_spec_sentence_and_every_case():
@@ -23,9 +22,9 @@ def test_the_map_covers_every_spec_sentence_and_every_case():
     assert problems(entries, reasons, _spec(), CASE_IDS) == []
 
 
-def test_the_map_names_only_the_spec_and_threat_files():
+def test_the_map_names_only_the_spec_and_threat_files_and_our_own_promises():
     entries, _ = load()
-    assert {entry.file for entry in entries} == set(SPEC_FILES)
+    assert {entry.file for entry in entries} == set(SPEC_FILES + PROMISE_FILES)
 
 
 # The checker itself, on a small spec of its own: each kind of drift is caught.

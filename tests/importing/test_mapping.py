@@ -225,3 +225,42 @@ def test_a_preview_writes_nothing(importer, api):
     importer.preview(PETSTORE)
     importer.preview(COMMERCE, subject_parameter="userId")
     assert written(api) == before == ([], [])
+
+
+CONSEQUENTIAL = """
+openapi: 3.1.0
+info: {title: Orders, version: "1"}
+servers: [{url: "https://api.shop.example.com"}]
+paths:
+  /orders:
+    get: {operationId: listOrders, summary: List orders, x-openai-isConsequential: false,
+          responses: {"200": {description: ok}}}
+    post: {operationId: placeOrder, summary: Place an order, x-openai-isConsequential: true,
+           responses: {"200": {description: ok}}}
+  /orders/{id}:
+    parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+    get: {operationId: showOrder, summary: Show an order, responses: {"200": {description: ok}}}
+    delete: {operationId: cancelOrder, summary: Cancel an order, x-openai-isConsequential: "yes",
+             responses: {"200": {description: ok}}}
+"""
+
+
+def test_an_operation_marked_consequential_is_a_tool_that_requires_approval(importer, api):
+    ops = importer.preview(CONSEQUENTIAL)
+    assert ops["POST /orders"]["status"] == "ready"
+    assert ops["POST /orders"]["definition"]["requires_approval"] is True
+    # Marked false, or not marked: an ordinary tool (the preview names only what differs from the defaults).
+    assert "requires_approval" not in ops["GET /orders"]["definition"]
+    assert "requires_approval" not in ops["GET /orders/{id}"]["definition"]
+
+    importer.apply(CONSEQUENTIAL, operations=["placeOrder", "listOrders"])
+    drafts = {name: api("GET", f"/v1/tools/{name}").get_json()["draft"]["definition"]
+              for name in ("placeOrder", "listOrders")}
+    assert (drafts["placeOrder"]["requires_approval"], drafts["listOrders"]["requires_approval"]) == (True, False)
+    assert drafts["placeOrder"]["runs_at_session_start"] is False  # an import never makes a session-start tool
+
+
+def test_a_consequential_mark_that_is_not_a_boolean_refuses_the_operation(importer):
+    cancel = importer.preview(CONSEQUENTIAL)["DELETE /orders/{id}"]
+    assert (cancel["status"], rules(cancel)) == ("refused", [("x-openai-isConsequential", "field-type")])
+    assert cancel["errors"][0]["message"] == "This field has the wrong type."

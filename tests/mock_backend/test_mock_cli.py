@@ -80,3 +80,22 @@ def test_the_mock_imports_nothing_from_the_service():
             names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
                      else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             assert not any(name == "service" or name.startswith("service.") for name in names), path
+
+
+def test_requires_approval_names_the_tools_refused_without_it(monkeypatch, harness, capsys):
+    served = {}
+    monkeypatch.setattr("mock_backend.cli._serve", lambda app, *args, **kwargs: served.update(app=app, **kwargs))
+    assert main(["--issuer", harness.issuer, "--requires-approval", "place_order",
+                 "--requires-approval", "cancel_order"]) == 0
+    assert served["notes"] == ("mock backend: calls of place_order, cancel_order need the person's approval",)
+    client = served["app"].test_client()
+    for tool in ("place_order", "cancel_order"):
+        refused = client.post(f"/tools/{tool}/echo", headers=harness.bearer(tool))
+        assert (refused.status_code, refused.get_json()["reason"]) == (401, "missing-approval")
+        assert client.post(f"/tools/{tool}/echo", headers=harness.bearer(tool, approval="a")).status_code == 200
+    assert client.get("/users/alice/orders", headers=harness.bearer()).status_code == 200
+
+
+def test_help_explains_requires_approval(capsys):
+    assert main(["--help"]) == 0
+    assert "--requires-approval TOOL" in capsys.readouterr().out

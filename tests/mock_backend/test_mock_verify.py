@@ -203,3 +203,57 @@ def test_every_reason_is_a_rejection():
     assert len(set(REASONS)) == len(REASONS)
     with pytest.raises(ValueError):
         Rejected("no-such-reason")
+
+
+# Tools that require the person's approval: a call is refused unless its assertion carries an `approval` claim.
+
+ORDER = "place_order"
+
+
+@pytest.fixture
+def approving(harness):
+    """A strict mock told that place_order requires the person's approval."""
+    return create_app([harness.issuer], requires_approval=[ORDER]).test_client()
+
+
+def test_an_approved_call_of_a_tool_that_requires_approval_is_accepted(approving, harness):
+    response = approving.post(f"/tools/{ORDER}/echo", json={"item": "milk"},
+                              headers=harness.bearer(ORDER, approval="apr-1"))
+    assert response.status_code == 200, response.get_data(as_text=True)
+    assert response.get_json()["claims"]["approval"] == "apr-1"
+
+
+@pytest.mark.parametrize("approval", [None, "", 7, True, ["apr-1"]], ids=["absent", "empty", "number", "true", "list"])
+def test_a_call_without_approval_is_rejected_for_a_tool_that_requires_it(approving, harness, approval):
+    claims = {} if approval is None else {"approval": approval}
+    response = approving.post(f"/tools/{ORDER}/echo", json={}, headers=harness.bearer(ORDER, **claims))
+    assert rejected_with(response, "missing-approval")
+
+
+def test_a_null_approval_is_no_approval(approving, harness):
+    response = approving.post(f"/tools/{ORDER}/echo", json={}, headers=harness.bearer(ORDER, approval=None))
+    assert rejected_with(response, "missing-approval")
+
+
+def test_other_tools_need_no_approval(approving, harness):
+    assert approving.get("/users/alice/orders", headers=harness.bearer()).status_code == 200
+    assert approving.get("/tools/look/echo", headers=harness.bearer("look")).status_code == 200
+
+
+def test_an_approval_does_not_excuse_any_other_check(approving, harness):
+    # The approval is checked last: an expired or misdirected assertion is refused for what is wrong with it.
+    now = int(time.time())
+    expired = harness.bearer(ORDER, approval="apr-1", iat=now - 100, exp=now - 70)
+    assert rejected_with(approving.post(f"/tools/{ORDER}/echo", headers=expired), "expired")
+    elsewhere = harness.bearer("look", approval="apr-1")
+    assert rejected_with(approving.post(f"/tools/{ORDER}/echo", headers=elsewhere), "wrong-audience")
+
+
+def test_a_missing_approval_is_recorded_with_its_reason(approving, harness):
+    approving.post(f"/tools/{ORDER}/echo", json={}, headers=harness.bearer(ORDER))
+    (call,) = approving.get("/_calls").get_json()["calls"]
+    assert (call["tool"], call["status"], call["reason"], call["sub"]) == (ORDER, 401, "missing-approval", None)
+
+
+def test_a_mock_not_told_takes_a_call_without_approval(mock_client, harness):
+    assert mock_client.post(f"/tools/{ORDER}/echo", json={}, headers=harness.bearer(ORDER)).status_code == 200

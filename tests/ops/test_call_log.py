@@ -6,7 +6,16 @@ import time
 from prometheus_client.parser import text_string_to_metric_families
 
 from service.limits import CALL_DEADLINE_SECONDS
-from tests.helpers import SUBJECT_IN_PATH, captured_logs, converse, live_service, log_lines, publish_project, tool
+from tests.helpers import (
+    SUBJECT_IN_PATH,
+    Conversation,
+    captured_logs,
+    converse,
+    live_service,
+    log_lines,
+    publish_project,
+    tool,
+)
 from tests.ops.endpoint import MARKER, OK_BODY, PLAIN_BODY, closed_port_url, endpoint
 
 
@@ -140,3 +149,28 @@ def test_metrics_show_the_calls_just_made(tmp_path):
     requests_ = samples(text, "toolgate_http_requests_total")
     step_route = "/v1/conversations/<conversation_id>/turns/<turn_id>/steps"
     assert requests_[(("method", "POST"), ("route", step_route), ("status", "200"))] >= 1
+
+
+def test_metrics_count_approvals_held_and_decided_and_never_name_one(tmp_path):
+    org = "approvals-org"
+    with live_service(tmp_path, org=org) as service, endpoint() as tenant:
+        publish_project(service, [tool("order", tenant.url + "/ok", requires_approval=True)])
+        token = service.session_token("alice")
+        conversation = Conversation(service, token)
+        held = conversation.step(conversation.turn(), ("order", {}), ("order", {}), ("order", {}))
+        ids = [result["approval"]["id"] for result in held]
+        for approval, decision in zip(ids, ("approve", "decline")):
+            path = f"/v1/conversations/{conversation.id}/approvals/{approval}"
+            assert service.as_session("POST", path, token, json={"decision": decision}).status_code == 200
+        text = service.api("GET", "/metrics", headers={}).text
+
+    counted = samples(text, "toolgate_approvals_total")
+    assert {dict(labels)["status"]: value for labels, value in counted.items() if dict(labels)["org"] == org} == {
+        "pending": 3, "approved": 1, "declined": 1}
+    assert all(dict(labels)["tool"] == "order" for labels in counted if dict(labels)["org"] == org)
+    calls = samples(text, "toolgate_calls_total")
+    assert calls[(("kind", "ok"), ("org", org), ("tool", "order"))] == 1
+    assert calls[(("kind", "declined"), ("org", org), ("tool", "order"))] == 1
+    # Only the call that was sent took any time; a declined one was never sent.
+    assert samples(text, "toolgate_call_duration_seconds_count")[(("org", org), ("tool", "order"))] == 1
+    assert not any(secret in text for secret in [*ids, token])

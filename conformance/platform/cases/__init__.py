@@ -11,6 +11,7 @@ from conformance.platform.cases import failure  # noqa: F401  (first: see above)
 # isort: split
 from conformance.platform.cases import (  # noqa: F401  (each module declares its cases on SUITE)
     agent,
+    approval,
     assertion,
     entitlement,
     importing,

@@ -16,7 +16,7 @@ from typing import Any
 from conformance.case import Case, Check, SpecRef, Verdict
 from conformance.platform.client import PlatformTarget, expect_status, tool
 from conformance.platform.mcp import McpSession, succeeded, summary
-from conformance.platform.suite import SUITE, contract, defining
+from conformance.platform.suite import SUITE, approvals, contract, defining
 
 VECTORS_FILE = Path(__file__).resolve().parents[2] / "data" / "rule_vectors.json"
 VECTORS: list[dict[str, Any]] = json.loads(VECTORS_FILE.read_text(encoding="utf-8"))["vectors"]
@@ -31,6 +31,9 @@ RULE_SPEC: dict[str, tuple[SpecRef, ...]] = {
     "subject-must-be-string": (defining("“The subject parameter must be a string.”"),),
     "session-start-only-subject": (
         defining("“A tool that runs at session start may declare only the subject parameter.”"),),
+    "session-start-no-approval": (
+        approvals("A session-start tool cannot require approval: no person is there to approve before the first "
+                  "reply."),),
     "body-needs-body-method": (defining("“A GET or DELETE request cannot carry a body parameter.”"),),
     "path-needs-placeholder": (defining("“A path parameter needs a matching placeholder in the URL.”"),),
     "type-location-mismatch": (defining("“This type cannot ride in that location.”"),),
@@ -60,6 +63,11 @@ ACCEPTED_SPEC = (
     defining("A few configurations are unsafe or malformed, and the dashboard refuses them."),
     defining("Registering creates a draft and opens the editor"),
 )
+#: What else an accepted vector's definition relies on, by vector id.
+ACCEPTED_ALSO: dict[str, tuple[SpecRef, ...]] = {
+    "valid-requires-approval": (approvals("A tool whose `requires_approval` is true (it is false by default) has "
+                                          "each of its calls wait for the person's approval."),),
+}
 
 
 def _named(target: PlatformTarget, vector: dict[str, Any]) -> dict[str, Any]:
@@ -99,7 +107,7 @@ def check_vector(vector: dict[str, Any], target: PlatformTarget) -> Verdict:
 
 def _spec_for(vector: dict[str, Any]) -> tuple[SpecRef, ...]:
     if not vector["violations"]:
-        return ACCEPTED_SPEC
+        return ACCEPTED_SPEC + ACCEPTED_ALSO.get(vector["id"], ())
     refs: list[SpecRef] = []
     for violation in vector["violations"]:
         refs += [ref for ref in RULE_SPEC[violation["rule"]] if ref not in refs]
