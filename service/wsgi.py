@@ -56,6 +56,7 @@ def serve_workers(factory: Callable[[], "Flask"], listener: socket.socket, worke
                 "accesslog": None,
                 "preload_app": False,  # each worker opens its own database connections after the fork
                 "post_fork": lambda _server, _worker: _patch_database_driver(),
+                "post_worker_init": lambda _worker: _settle_heap(),  # the worker's app is built
             }
             for name, value in settings.items():
                 self.cfg.set(name, value)
@@ -66,6 +67,12 @@ def serve_workers(factory: Callable[[], "Flask"], listener: socket.socket, worke
     _Toolgate().run()
 
 
+def _settle_heap() -> None:
+    from serving import settle_heap
+
+    settle_heap()
+
+
 def __getattr__(name: str) -> Any:
     if name == "app":  # `gunicorn service.wsgi:app`: built in the worker, from the environment
         _patch_database_driver()
@@ -73,5 +80,6 @@ def __getattr__(name: str) -> Any:
 
         global app
         app = create_app()
+        _settle_heap()
         return app
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
