@@ -296,7 +296,7 @@ def test_each_decision_button_names_its_call_so_two_held_calls_of_one_tool_are_t
                              card)
         assert [(value, text) for value, _, text in buttons] == [("approve", "Approve place_order"),
                                                                  ("decline", "Decline place_order")]
-        for value, name, text in buttons:  # the visible text, then which call and which approval
+        for _, name, text in buttons:  # the visible text, then which call and which approval
             assert name == f"{text} {call}, approval {approval}"
             names.append(name)
     assert len(cards) == 3 and len(set(names)) == 6
