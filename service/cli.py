@@ -235,6 +235,8 @@ def tools_import(source: str, slug: str, dry_run: bool, server: str | None, subj
             click.echo(f"{operation['status']:<8} {operation['operation']:<40} {operation.get('tool') or ''}")
             for problem in operation.get("errors") or []:
                 click.echo(f"         {problem['field']}: {problem['message']}")
+            for kept in operation.get("kept") or []:
+                click.echo(f"         kept {kept['field']}: {kept['message']}")
     if any(operation["status"] == "refused" for operation in answer["operations"]):
         sys.exit(1)
 

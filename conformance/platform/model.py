@@ -12,10 +12,11 @@ or Messages (`/v1/messages`).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 import requests
 
@@ -115,17 +116,41 @@ class ScriptedModel:
         except requests.RequestException:
             return False
 
-    def turn(self, conversation: Conversation, text: str, responses: list[dict[str, Any]]) -> Turn:
-        """Send `text` as the person's message with the model scripted to give `responses`, in order."""
+    def received(self) -> list[Seen]:
+        """Every request the model received since it was last scripted, in order."""
+        return [Seen(r.get("body") or {}) for r in self._call("GET", "/_requests").json().get("requests", [])]
+
+    @contextlib.contextmanager
+    def scripted(self, responses: list[dict[str, Any]]) -> Iterator[Script]:
+        """The model scripted to give `responses`, in order, to the messages sent through the `Script` yielded,
+        and no other case's, until the block ends: a turn paused for approval takes several messages."""
         with self.lock:
             scripted = self._call("PUT", "/_script", [responses])
             if scripted.status_code != 204:
                 raise SetupRefused(f"scripting the model at {self.url}: HTTP {scripted.status_code} {scripted.text}")
             self._call("DELETE", "/_requests")
-            reply = conversation.target.request("POST", f"{conversation.path}/messages", conversation.token,
-                                                {"text": text})
-            received = self._call("GET", "/_requests").json().get("requests", [])
-        return Turn(reply, [Seen(r.get("body") or {}) for r in received])
+            yield Script(self)
+
+    def turn(self, conversation: Conversation, text: str, responses: list[dict[str, Any]]) -> Turn:
+        """Send `text` as the person's message with the model scripted to give `responses`, in order."""
+        with self.scripted(responses) as script:
+            reply = script.send(conversation, {"text": text})
+            return Turn(reply, script.seen())
+
+
+@dataclass(frozen=True)
+class Script:
+    """A scripted model in use: messages sent to the platform, and every request the model received since."""
+
+    model: ScriptedModel
+
+    def send(self, conversation: Conversation, body: dict[str, Any]) -> Reply:
+        """`POST …/messages` with `body`: `{"text"}` for the person's message, `{}` to continue a paused turn."""
+        return conversation.target.request("POST", f"{conversation.path}/messages", conversation.token, body)
+
+    def seen(self) -> list[Seen]:
+        """Every request the model received since it was scripted, in order."""
+        return self.model.received()
 
 
 def answered(turn: Turn, doing: str) -> dict[str, Any]:

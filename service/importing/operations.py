@@ -58,6 +58,9 @@ class Mapped:
     definition: ToolDefinition | None = None  # the checked definition, when no rule is broken
     errors: list[Violation] = field(default_factory=list)
     not_carried: list[Violation] = field(default_factory=list)
+    #: Whether the operation says if its calls need the person's approval (`x-openai-isConsequential` true or false):
+    #: a re-import keeps an existing tool's approval only when the document does not say.
+    states_approval: bool = False
 
 
 @dataclass(frozen=True)
@@ -141,6 +144,7 @@ def _consequential(operation: Operation, data: dict[str, Any], mapped: Mapped) -
     unasked because its mark was misspelt. An import never makes a session-start tool, so the flag can always be
     carried; the registry's rules check it all the same, like everything else mapped."""
     mark = operation.node.get(CONSEQUENTIAL)
+    mapped.states_approval = mark is True or mark is False
     if mark is True:
         data["requires_approval"] = True
     elif mark is not None and mark is not False:

@@ -19,13 +19,19 @@ from service.dispatch import AddressGuard
 from service.errors import Violation, concurrent_change, invalid
 from service.importing.document import read_document, refused
 from service.importing.fetch import fetch_document
+from service.importing.kept import keep_existing
 from service.importing.operations import METHODS, Context, Mapped, Operation, map_operation
 from service.importing.options import ImportOptions, chosen_server, first_server
 from service.importing.refs import RefError, Resolver
 from service.models import Organization, Project, Tool, ToolDraft
 from service.records import audit
 from service.registry.rules import violation
-from service.registry.tools import create_tool_in_transaction, start_draft_in_transaction, unique_or
+from service.registry.tools import (
+    create_tool_in_transaction,
+    latest_version,
+    start_draft_in_transaction,
+    unique_or,
+)
 
 READY, CREATED, REFUSED, SKIPPED = "ready", "created", "refused", "skipped"
 #: What applying does for a ready operation: register a new tool, or start a new draft of an existing one.
@@ -42,6 +48,8 @@ class Planned:
     status: str = READY
     action: str | None = None
     errors: list[Violation] = field(default_factory=list)
+    #: What a new draft of an existing tool keeps of its latest version (service.importing.kept).
+    kept: list[Violation] = field(default_factory=list)
 
     def refuse(self, *violations: Violation) -> None:
         self.status, self.action = REFUSED, None
@@ -52,7 +60,8 @@ class Planned:
         return {
             "operation": self.key, "operation_id": self.operation_id, "tool": self.mapped.tool or None,
             "status": self.status, "action": self.action, "errors": [v.to_dict() for v in self.errors],
-            "not_carried": [v.to_dict() for v in self.mapped.not_carried], "definition": self.mapped.registration,
+            "not_carried": [v.to_dict() for v in self.mapped.not_carried], "kept": [v.to_dict() for v in self.kept],
+            "definition": self.mapped.registration,
         }
 
 
@@ -173,7 +182,8 @@ def _normal(choice: str) -> str:
 def _check_names(organization: Organization, planned: list[Planned], update_existing: bool,
                  project: Project | None) -> None:
     """A ready operation whose tool exists is refused as taken, or with `update_existing` becomes a new draft of it
-    (refused when that tool already has a draft or belongs to another project)."""
+    (refused when that tool already has a draft or belongs to another project), keeping what the document cannot
+    or does not say of the tool's latest version."""
     ready = {p.mapped.tool: p for p in planned if p.status == READY}
     if not ready:
         return
@@ -190,6 +200,10 @@ def _check_names(organization: Organization, planned: list[Planned], update_exis
             p.refuse(violation("name", "draft-exists"))
         else:
             p.action = NEW_DRAFT
+            latest = latest_version(tool)
+            p.kept, refusing = keep_existing(p.mapped, latest.definition if latest else {})
+            if refusing:
+                p.refuse(*refusing)
 
 
 @retry_transient

@@ -200,7 +200,8 @@ TOOLS: tuple[AgentTool, ...] = (
         "sentences) or skipped, and not_carried lists the optional parts a tool cannot send (headers, cookies, "
         "nested objects, the operation's own auth). Name subject_parameter (such as userId) to make the tools that "
         "take it per-user. Call again with apply true, and operations to choose, to write the drafts. Importing "
-        "never publishes, and a name already taken is refused unless update_existing asks for a new draft.",
+        "never publishes, and a name already taken is refused unless update_existing asks for a new draft, which "
+        "keeps the tool's approval and entitlement where the document does not say (each listed in kept).",
         schemas.IMPORT, _import_openapi, WRITE_DRAFTS, read_only=False, strict=False),
     AgentTool(
         "list_projects", "List projects",

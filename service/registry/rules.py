@@ -137,6 +137,10 @@ RULES: dict[str, str] = {
     "body-not-object": "A request body is carried only as the declared fields of one JSON object.",
     "auth-not-carried": "The operation's own credentials are not carried: each call carries the platform's signed "
                         "assertion as its Bearer token instead.",
+    "approval-kept": "Kept from the tool's latest version: each call waits for the person's approval. The document "
+                     "does not say otherwise; mark the operation x-openai-isConsequential: false to turn it off.",
+    "entitlement-kept": "Kept from the tool's latest version: an OpenAPI document has no way to state the "
+                        "entitlement a tool requires.",
     # Text and numbers anywhere (service.text, service.limits), and a session token's subject.
     "control-character": "This field cannot hold control characters, such as NUL, tabs, or line breaks.",
     "description-control-character": "A description can hold tabs and line breaks, but no other control characters.",

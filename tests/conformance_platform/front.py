@@ -11,7 +11,8 @@ double (between platform and mock) can re-sign assertions it tampers with.
 
 Calls held for the person's approval are remembered as steps answer them (their tool, conversation and
 token), so the approval faults can act as a platform with that bug would: approve a held call at once,
-take a decline for an approval, claim a refused decision succeeded, or look an approval up by its id alone.
+take a decline for an approval, claim a refused decision succeeded, or look an approval up by its id alone;
+and a whole turn paused for approval can be answered as if it had simply ended.
 """
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ ROUTES = {
     "project-publish": r"/v1/projects/(?P<name>[^/]+)/publish", "open": r"/v1/conversations",
     "conversation": r"/v1/conversations/(?P<id>[^/]+)", "offered": r"/v1/conversations/(?P<id>[^/]+)/tools",
     "step": r"/v1/conversations/(?P<id>[^/]+)/turns/[^/]+/steps",
+    "messages": r"/v1/conversations/(?P<id>[^/]+)/messages",
     "approvals": r"/v1/conversations/(?P<id>[^/]+)/approvals",
     "decision": r"/v1/conversations/(?P<id>[^/]+)/approvals/(?P<approval>[^/]+)",
     "jwks": r"/orgs/[^/]+/\.well-known/jwks\.json", "rotate": r"/v1/keys/rotate", "mcp": r"/mcp",
@@ -245,6 +247,8 @@ class Front:
         if kind == "step" and outgoing.status == 200:
             self.send_held_at_once(answer.get("results", []))
             return outgoing.with_json({**answer, "results": self.bend_results(answer.get("results", []))})
+        if kind == "messages" and outgoing.status == 200 and isinstance(answer, dict):
+            return outgoing.with_json(self.bend_turn(answer))
         if kind in ("open", "conversation") and outgoing.status in (200, 201):
             answer = {**answer, "context": self.bend_context(answer.get("context", []))}
             answer["tools"] = self.bend_offered(answer["id"], answer.get("tools", []), incoming)
@@ -319,6 +323,13 @@ class Front:
             return Outgoing.of_json(200, {"approval": {"id": approval, "status": "approved"},
                                           "result": {"id": "0", "name": tool, "output": ""}})
         return outgoing
+
+    def bend_turn(self, answer: dict[str, Any]) -> dict[str, Any]:
+        """A whole turn paused for approval answered as if it had simply ended: no stop, no approvals awaited."""
+        awaited = [a.get("tool") for a in answer.get("approvals") or [] if isinstance(a, dict)]
+        if any(self.on("pause-unreported", tool) for tool in awaited):
+            return {**answer, "stopped": None, "approvals": []}
+        return answer
 
     def bend_context(self, context: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Session-start context items with a leaked body, or unlabelled."""

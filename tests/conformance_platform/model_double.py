@@ -4,12 +4,14 @@ The platform is configured to call this proxy as its model, and the proxy forwar
 scripted model server. For each fault switched on it bends what the model receives (Chat
 Completions format), as a platform with that bug would send it: the session-start context no
 longer marked authoritative, the subject offered as a parameter, an endpoint's error body beside
-the failure object, a successful result reshaped. The model server records what it received, so
-the kit's turn cases see the bent request.
+the failure object, a successful result reshaped, a continued turn's decided result withheld (the
+pending one handed over again, for the tools a pattern names). The model server records what it
+received, so the kit's turn cases see the bent request.
 """
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from tests.conformance_platform.forwarding import Incoming, Outgoing, received, send
@@ -40,8 +42,13 @@ class ModelDouble:
     def bend(self, body: dict[str, Any]) -> dict[str, Any]:
         """The request as a platform with the switched-on bugs would have sent it."""
         messages = []
+        names: dict[Any, str] = {}  # each call's tool, by call id, from the assistant's tool calls
         for message in body.get("messages", []):
             message = dict(message)
+            for call in message.get("tool_calls") or []:
+                names[call.get("id")] = str((call.get("function") or {}).get("name"))
+            if message.get("role") == "tool" and self.withheld(names.get(message.get("tool_call_id"))):
+                message["content"] = json.dumps({"approval": {"status": "pending"}})
             if message.get("role") == "system" and "context-unmarked" in self.faults:
                 message["content"] = str(message.get("content")).replace("authoritative", "advisory")
             if message.get("role") == "tool":
@@ -56,6 +63,14 @@ class ModelDouble:
             tools = [{**t, "function": {**t["function"], "parameters": _with_subject(t["function"]["parameters"])}}
                      for t in tools]
         return {**body, "messages": messages, **({"tools": tools} if tools else {})}
+
+
+    def withheld(self, tool: str | None) -> bool:
+        """Whether a call of `tool` is handed over as still pending (`decided-withheld`, a pattern of tool names):
+        a platform that continues a paused turn without handing the model the decided result."""
+        pattern = self.faults.get("decided-withheld")
+        return tool is not None and (pattern is True or (isinstance(pattern, str) and re.search(pattern, tool)
+                                                         is not None))
 
 
 def _with_subject(schema: dict[str, Any]) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 A mode switches faults on in the doubles (`front`: in front of the platform; `back`: between
 platform and mock; `model`: between platform and the scripted model). There is one mode per
 platform area, breaking every promise of that area at once (patterns aim a fault at the tools of the case meant to catch it), and a few that break one
-promise everywhere, as a real bug would. Each mode names exactly the cases that must fail; every
+promise, everywhere as a real bug would or aimed at the one case that checks it. Each mode names exactly the cases that must fail; every
 other selected case must pass.
 """
 from __future__ import annotations
@@ -122,6 +122,9 @@ MODES = [
     Mode("turn", area("turn"), back={"sequential": "_turn_parallel_"}, model={
         "context-unmarked": True, "model-sees-subject": True, "model-sees-error-body": True,
         "output-reshaped": True}),
+    # A turn paused for approval: answered as if it had ended, or continued without the decided result.
+    Mode("pause-unreported", frozenset({"turn/awaits-approval"}), front={"pause-unreported": "_turn_approval$"}),
+    Mode("decided-withheld", frozenset({"turn/awaits-approval"}), model={"decided-withheld": "_turn_approval$"}),
     # Last: it rotates the organization's key, and waits on the mock's key-cache cooldown.
     Mode("assertion", area("assertion"), front={"jwks-uncacheable": True, "jwks-drops-old-key": True}, back={
         "add-cookie": "_assertion_forwarded_",

@@ -278,3 +278,25 @@ def test_a_held_call_is_decided_only_by_its_conversations_subject_with_the_forms
     start(admin, subject="bob", version=orders)  # the playground now converses as bob, in another conversation
     assert decide_in(admin, held["id"], "approve").status == 404
     assert len(sent_to(module_backend, "place_order")) == before
+
+
+def test_each_decision_button_names_its_call_so_two_held_calls_of_one_tool_are_told_apart(admin, orders):
+    start(admin, version=orders)
+    run(admin, ("place_order", json.dumps({"item": "milk"})))
+    page = run(admin, ("place_order", json.dumps({"item": "tea"})), ("place_order", json.dumps({"item": "oats"})))
+    assert page.status == 200
+    # Three pending approvals of place_order: call_1 of the first step, call_1 and call_2 of the second.
+    cards = re.findall(r'<li id="approval-([^"]+)" data-approval', page.text)
+    names = []
+    for approval in cards:
+        card = page.text[page.text.index(f'<li id="approval-{approval}"'):]
+        card = card[:card.index("</li>")]
+        call = re.search(r'<span class="muted">(call_\d)</span>', card)[1]
+        buttons = re.findall(r'<button type="submit" name="decision" value="(\w+)"[^>]*aria-label="([^"]+)">([^<]+)<',
+                             card)
+        assert [(value, text) for value, _, text in buttons] == [("approve", "Approve place_order"),
+                                                                 ("decline", "Decline place_order")]
+        for _, name, text in buttons:  # the visible text, then which call and which approval
+            assert name == f"{text} {call}, approval {approval}"
+            names.append(name)
+    assert len(cards) == 3 and len(set(names)) == 6

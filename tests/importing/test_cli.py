@@ -5,6 +5,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from service.registry.rules import RULES
+from tests.importing.test_reimport import shop
+
 TOOLGATE = str(Path(sys.executable).with_name("toolgate"))
 DOCUMENTS = Path(__file__).with_name("documents")
 
@@ -52,3 +55,26 @@ def test_a_document_that_cannot_be_read_or_an_unknown_org_is_refused_in_one_line
     unknown = toolgate("tools", "import", str(garbage), "--org", "nobody", database=database, check=False)
     assert unknown.returncode == 1 and "No organization 'nobody'" in unknown.stderr
     assert drafts(database) == []
+
+
+PUBLISH = ("import sys\nfrom service.database import open_database\nfrom service.registry import get_organization\n"
+           "from service.registry.tools import publish_tool\nopen_database(sys.argv[1]).connect()\n"
+           "publish_tool(get_organization(sys.argv[2]), sys.argv[3], 'person:admin:test')\n")
+
+
+def test_a_dry_run_re_import_says_what_it_keeps_of_the_existing_tool(tmp_path):
+    database = f"sqlite:///{tmp_path / 'import.db'}"
+    toolgate("migrate", database=database)
+    toolgate("org", "create", "shop", database=database)
+    marked, unmarked = tmp_path / "marked.yaml", tmp_path / "unmarked.yaml"
+    marked.write_text(shop("true"))
+    unmarked.write_text(shop())
+    toolgate("tools", "import", str(marked), "--org", "shop", database=database)
+    subprocess.run([sys.executable, "-c", PUBLISH, database, "shop", "placeOrder"], check=True, timeout=60,
+                   env={**os.environ, "TOOLGATE_SECRET_KEY": "cli-import-test"})
+
+    preview = toolgate("tools", "import", str(unmarked), "--org", "shop", "--update-existing", "--dry-run",
+                       database=database).stdout.splitlines()
+
+    assert preview[0].split() == ["ready", "POST", "/orders", "placeOrder"]
+    assert preview[1:] == [f"         kept requires_approval: {RULES['approval-kept']}"]

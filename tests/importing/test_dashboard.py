@@ -3,9 +3,11 @@ import re
 
 import requests
 
+from service.registry.rules import RULES
 from tests.dashboard.client import COOKIE, Page
 from tests.importing.conftest import document
 from tests.importing.test_fetch import serving
+from tests.importing.test_reimport import shop
 
 PAGE = "/tools/new/import"
 
@@ -101,3 +103,16 @@ def test_an_agent_imports_drafts_from_the_page(service, agent):
     assert "Created" in rows(done)["POST /categories"]
     tool = service.api("GET", "/v1/tools/createCategory").json()
     assert tool["draft"]["updated_by"].startswith("agent:agent:") and tool["versions"] == []
+
+
+def test_a_re_import_shows_what_it_keeps_of_the_existing_tool(service, admin):
+    definition = {"name": "placeOrder", "description": "Places an order.", "method": "POST",
+                  "url": "https://api.shop.example.com/orders", "requires_approval": True}
+    assert service.api("POST", "/v1/tools", json=definition).status_code == 201
+    assert service.api("POST", "/v1/tools/placeOrder/publish").status_code == 201
+    admin.get(PAGE)
+    page = admin.post(PAGE, {"document": shop(), "op": "preview", "update_existing": "on"})
+    assert page.status == 200
+    row = rows(page)["POST /orders"]
+    assert "(new draft)" in row and "Kept from the existing tool:" in row
+    assert f"requires_approval: {RULES['approval-kept']}" in row

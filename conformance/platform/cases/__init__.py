@@ -23,6 +23,7 @@ from conformance.platform.cases import (  # noqa: F401  (each module declares it
     session_start,
     subject,
     turn,
+    turn_approval,
 )
 
 # isort: split

@@ -106,6 +106,9 @@ class ImportedOperationSchema(Schema):
     errors = fields.List(fields.Nested(ViolationSchema), metadata={"description": "Why refused or skipped."})
     not_carried = fields.List(fields.Nested(ViolationSchema), metadata={
         "description": "Optional parts of the operation the tool does not carry, each with the reason."})
+    kept = fields.List(fields.Nested(ViolationSchema), metadata={
+        "description": "For a new draft of an existing tool: what it keeps of the latest version because the "
+                       "document does not say (requires_approval, required_entitlement), each with the reason."})
     definition = fields.Dict(allow_none=True, metadata={"description": "The registration it becomes."})
 
 

@@ -1,0 +1,87 @@
+"""A re-import (`update_existing`) never loosens a consequential tool silently: what the document does not say of the
+person's approval, and cannot say of an entitlement, is kept from the tool's latest version, and the answer lists
+each field kept."""
+import pytest
+
+from service.registry.rules import RULES
+from tests.importing.conftest import rules
+
+SHOP = """
+openapi: 3.0.3
+info: {title: Shop, version: "1"}
+servers: [{url: "https://api.shop.example.com"}]
+paths:
+  /orders:
+    post: {operationId: placeOrder, summary: Place an order,MARK responses: {"200": {description: ok}}}
+"""
+KEPT_APPROVAL = {"field": "requires_approval", "rule": "approval-kept", "message": RULES["approval-kept"]}
+KEPT_ENTITLEMENT = {"field": "required_entitlement", "rule": "entitlement-kept", "message": RULES["entitlement-kept"]}
+
+
+def shop(mark: str = "") -> str:
+    """The shop's document, its one operation marked `x-openai-isConsequential: <mark>` (or not marked)."""
+    return SHOP.replace("MARK", f" x-openai-isConsequential: {mark}," if mark else "")
+
+
+def published(api, **fields) -> None:
+    """placeOrder registered with `fields` and published: a tool a person set up."""
+    definition = {"name": "placeOrder", "description": "Places an order.", "method": "POST",
+                  "url": "https://api.shop.example.com/orders", **fields}
+    assert api("POST", "/v1/tools", json=definition).status_code == 201
+    assert api("POST", "/v1/tools/placeOrder/publish").status_code == 201
+
+
+def draft(api) -> dict:
+    return api("GET", "/v1/tools/placeOrder").get_json()["draft"]["definition"]
+
+
+def test_a_document_that_does_not_say_keeps_the_approval_and_the_entitlement_and_the_preview_says_so(importer, api):
+    published(api, requires_approval=True, required_entitlement="orders:write")
+
+    preview = importer.preview(shop(), update_existing=True)["POST /orders"]
+
+    assert (preview["status"], preview["action"]) == ("ready", "new-draft")
+    assert preview["kept"] == [KEPT_APPROVAL, KEPT_ENTITLEMENT]
+    assert (preview["definition"]["requires_approval"], preview["definition"]["required_entitlement"]) == (
+        True, "orders:write")
+    assert api("GET", "/v1/tools/placeOrder").get_json()["draft"] is None  # a preview writes nothing
+
+    applied = importer.apply(shop(), update_existing=True)["POST /orders"]
+
+    assert (applied["status"], applied["kept"]) == ("created", [KEPT_APPROVAL, KEPT_ENTITLEMENT])
+    written = draft(api)
+    assert (written["requires_approval"], written["required_entitlement"]) == (True, "orders:write")
+    assert written["description"] == "Place an order"  # the rest is the document's
+
+
+@pytest.mark.parametrize("mark, approval", [("false", False), ("true", True)])
+def test_a_document_that_says_decides_the_approval_and_still_keeps_the_entitlement(importer, api, mark, approval):
+    published(api, requires_approval=not approval, required_entitlement="orders:write")
+
+    applied = importer.apply(shop(mark), update_existing=True)["POST /orders"]
+
+    assert (applied["status"], applied["kept"]) == ("created", [KEPT_ENTITLEMENT])
+    assert applied["definition"].get("requires_approval", False) is approval
+    written = draft(api)
+    assert (written["requires_approval"], written["required_entitlement"]) == (approval, "orders:write")
+
+
+def test_nothing_is_kept_from_an_ordinary_tool_nor_for_a_new_one(importer, api):
+    fresh = importer.preview(shop())["POST /orders"]
+    assert (fresh["action"], fresh["kept"]) == ("register", [])
+    published(api)
+
+    applied = importer.apply(shop(), update_existing=True)["POST /orders"]
+
+    assert (applied["status"], applied["kept"], rules(applied)) == ("created", [], [])
+    written = draft(api)
+    assert (written["requires_approval"], written["required_entitlement"]) == (False, None)
+
+
+def test_a_refused_re_import_keeps_nothing_and_writes_nothing(importer, api):
+    published(api, requires_approval=True)
+    assert api("POST", "/v1/tools/placeOrder/draft").status_code == 201  # work in progress
+
+    refused = importer.apply(shop(), update_existing=True)["POST /orders"]
+
+    assert (refused["status"], rules(refused), refused["kept"]) == ("refused", [("name", "draft-exists")], [])
