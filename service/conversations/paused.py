@@ -20,8 +20,9 @@ from service.conversations.runs import Dispatcher, ModelCall, run_decided_call
 from service.conversations.sessions import Session
 from service.definition import ToolDefinition
 from service.dispatch import DECLINED, TIMED_OUT, failure_object
-from service.errors import Violation, approvals_pending, turn_awaits_continue
+from service.errors import approvals_pending, turn_awaits_continue
 from service.models import Approval, Conversation, Message, now
+from service.registry.rules import violation
 
 #: The stop reason of a turn whose step held a call for the person's approval.
 AWAITING_APPROVAL = "awaiting-approval"
@@ -104,11 +105,9 @@ def _undecided_or_raise(rows: dict[str, Approval], at: float, config: Config) ->
     undecided = []
     for row in rows.values():
         if row.status == PENDING and row.expires_at > at:
-            undecided.append(Violation(f"approvals/{row.id}", "approval-pending",
-                                       f"The call of {row.tool} awaits the person's decision."))
+            undecided.append(violation(f"approvals/{row.id}", "approval-pending"))
         elif row.status == APPROVED and row.result is None and _sending_until(row, config) > at:
-            undecided.append(Violation(f"approvals/{row.id}", "approval-sending",
-                                       f"The approved call of {row.tool} is being sent; continue once it answers."))
+            undecided.append(violation(f"approvals/{row.id}", "approval-sending"))
     if undecided:
         raise approvals_pending(undecided)
 

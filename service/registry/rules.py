@@ -178,6 +178,8 @@ RULES: dict[str, str] = {
     "argument-unknown": "This tool takes no argument of this name.",
     # Approvals of held calls.
     "decision-format": "A decision is approve or decline.",
+    "approval-pending": "This call awaits the person's decision.",
+    "approval-sending": "This approved call is still being sent; continue once it answers.",
 }
 
 # Matched with fullmatch: `$` also matches before a final line break, so "x\n" would pass as "x".

@@ -154,7 +154,7 @@ def test_a_message_or_a_continue_while_an_approval_is_undecided_is_refused_and_c
                     chat.send_body({"stream": True}, expect=409)):
         assert refused["code"] == "approvals-pending"
         assert refused["errors"] == [{"field": f"approvals/{approval['id']}", "rule": "approval-pending",
-                                      "message": "The call of place_order awaits the person's decision."}]
+                                      "message": "This call awaits the person's decision."}]
 
     assert chat.history() == history and len(model.bodies()) == asked
     assert received(platform, "place_order") == [] and chat.approvals()[0]["status"] == "pending"
