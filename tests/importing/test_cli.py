@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from service.registry.rules import RULES
+from tests.helpers import migrated_sqlite
 from tests.importing.test_reimport import shop
 
 TOOLGATE = str(Path(sys.executable).with_name("toolgate"))
@@ -57,20 +58,26 @@ def test_a_document_that_cannot_be_read_or_an_unknown_org_is_refused_in_one_line
     assert drafts(database) == []
 
 
-PUBLISH = ("import sys\nfrom service.database import open_database\nfrom service.registry import get_organization\n"
-           "from service.registry.tools import publish_tool\nopen_database(sys.argv[1]).connect()\n"
-           "publish_tool(get_organization(sys.argv[2]), sys.argv[3], 'person:admin:test')\n")
+#: A published tool imported from a document marked consequential, made in one process of its own: the `migrate`,
+#: `org create` and `tools import` commands are each proven above, and the CLI has no publish command.
+PUBLISHED = ("import sys\nfrom service.config import Config\nfrom service.database import open_database\n"
+             "from service.dispatch import AddressGuard\nfrom service.importing import run_import\n"
+             "from service.provisioning import create_organization_with_keys\n"
+             "from service.registry import get_organization\nfrom service.registry.tools import publish_tool\n"
+             "url, document = sys.argv[1], open(sys.argv[2]).read()\nopen_database(url).connect()\n"
+             "create_organization_with_keys(Config(database_url=url, secret_key='cli-import-test'), 'shop')\n"
+             "shop = get_organization('shop')\n"
+             "run_import(shop, {'document': document, 'apply': True}, 'person:admin:test', "
+             "guard=AddressGuard(('127.0.0.0/8',)))\n"
+             "publish_tool(shop, 'placeOrder', 'person:admin:test')\n")
 
 
 def test_a_dry_run_re_import_says_what_it_keeps_of_the_existing_tool(tmp_path):
-    database = f"sqlite:///{tmp_path / 'import.db'}"
-    toolgate("migrate", database=database)
-    toolgate("org", "create", "shop", database=database)
+    database = migrated_sqlite(tmp_path / "import.db")
     marked, unmarked = tmp_path / "marked.yaml", tmp_path / "unmarked.yaml"
     marked.write_text(shop("true"))
     unmarked.write_text(shop())
-    toolgate("tools", "import", str(marked), "--org", "shop", database=database)
-    subprocess.run([sys.executable, "-c", PUBLISH, database, "shop", "placeOrder"], check=True, timeout=60,
+    subprocess.run([sys.executable, "-c", PUBLISHED, database, str(marked)], check=True, timeout=60,
                    env={**os.environ, "TOOLGATE_SECRET_KEY": "cli-import-test"})
 
     preview = toolgate("tools", "import", str(unmarked), "--org", "shop", "--update-existing", "--dry-run",
