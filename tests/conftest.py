@@ -15,14 +15,17 @@ from psycogreen.gevent import patch_psycopg  # noqa: E402
 
 patch_psycopg()  # PostgreSQL waits cooperate with gevent, as in `service.entry`
 
+import gevent  # noqa: E402
 import pytest  # noqa: E402
 
 from service.config import Config  # noqa: E402
 from tests.dashboard.client import Person  # noqa: E402
 from tests.helpers import (  # noqa: E402
+    HEAD_STARTS,
     POSTGRES_URL,
     SECRET,
     Api,
+    HeadStart,
     app_for,
     drop_spare_schemas,
     fresh_postgres_schema,
@@ -43,6 +46,13 @@ ENGINES = [
 def pytest_configure(config):
     config.addinivalue_line("markers", "service(per_module=False, **settings): how the `service` fixture runs: "
                             "one service for the whole module, and Config fields (a body bound, a call deadline)")
+    config.addinivalue_line("markers", "last: run after every other test (it reads what a head start ran beside "
+                            "them, see tests.helpers.head_start)")
+
+
+def pytest_collection_modifyitems(items):
+    """The tests marked `last` move to the end of the run, in their order."""
+    items.sort(key=lambda item: item.get_closest_marker("last") is not None)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -53,6 +63,16 @@ def _live_servers():
     stop_idle_servers()
     if POSTGRES_URL:
         drop_spare_schemas()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def head_starts(request):
+    """The head starts (tests.helpers.head_start) of the fixtures the selected tests use, by fixture, begun at the
+    run's first test and stopped when it ends."""
+    used = {name for item in request.session.items for name in item.fixturenames}
+    started = {name: HeadStart(enter) for name, enter in HEAD_STARTS.items() if name in used}
+    yield started
+    gevent.joinall([gevent.spawn(head_start.close) for head_start in started.values()], raise_error=True)
 
 
 # ---- in-process apps on both engines ---------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """What tests of every area share, each defined once (fixtures built on these live in tests/conftest.py).
 
-Loopback ports and servers; a real service (and the mock backend) in this process under gevent; definitions to
+Loopback ports and servers; head starts for what takes seconds to start; a real service (and the mock backend) in this process under gevent; definitions to
 register and a conversation driven over the API; an organization with its keys; the spec's text. Everything
 listens on 127.0.0.1 only and is stopped when its context closes.
 """
@@ -18,10 +18,11 @@ import socket
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 from urllib.parse import quote
 
 import gevent
+import gevent.event
 import pytest
 import requests
 from flask import Flask
@@ -69,6 +70,57 @@ def wait_for(condition: Callable[[], object], seconds: float = 5.0) -> None:
     with gevent.Timeout(seconds):
         while not condition():
             gevent.sleep(0.01)
+
+
+# ---- head starts --------------------------------------------------------------------------------------------
+
+#: Contexts that take seconds to enter (processes to start, a run to finish), by the fixture that hands out what they
+#: yield; see `head_start`.
+HEAD_STARTS: dict[str, Callable[[], contextlib.AbstractContextManager]] = {}
+#: The longest a fixture waits for its head start: far above any start, so a hang fails rather than stalls.
+HEAD_START_WAIT_SECONDS = 300
+
+
+def head_start(fixture: str) -> Callable:
+    """Register a generator function, written as for `contextlib.contextmanager`, as the head start of the fixture
+    named `fixture`. When a selected test uses that fixture, the run enters the context at its first test, in a
+    greenlet of its own, and holds it open until the run ends (the `head_starts` fixture): what it starts then starts
+    while the tests before run, rather than in the setup of the first test that needs it, whose duration it was. The
+    fixture takes what it yields with `head_starts[fixture].get()`."""
+    def register(function: Callable) -> Callable:
+        HEAD_STARTS[fixture] = contextlib.contextmanager(function)
+        return function
+    return register
+
+
+class HeadStart:
+    """One head start's context, entered in a greenlet of its own and held open until `close`."""
+
+    def __init__(self, enter: Callable[[], contextlib.AbstractContextManager]) -> None:
+        self._entered: gevent.event.AsyncResult = gevent.event.AsyncResult()
+        self._release = gevent.event.Event()
+        self._greenlet = gevent.spawn(self._hold, enter)
+
+    def _hold(self, enter: Callable[[], contextlib.AbstractContextManager]) -> None:
+        try:
+            with enter() as value:
+                self._entered.set(value)
+                self._release.wait()
+        except BaseException as failure:  # a failed start is raised by `get`, in the test that needs it
+            if self._entered.ready():
+                raise
+            self._entered.set_exception(failure)
+
+    def get(self) -> Any:
+        """What the context yielded, once it has; what it raised entering, raised here."""
+        return self._entered.get(timeout=HEAD_START_WAIT_SECONDS)
+
+    def close(self) -> None:
+        """Leave the context (stop what it started), or abandon its start; what it raised leaving is raised here."""
+        if not self._entered.ready():
+            self._greenlet.kill()  # a start abandoned stops what it started, as any failed start does
+        self._release.set()
+        self._greenlet.get()
 
 
 # ---- definitions and organizations ---------------------------------------------------------------------------
