@@ -94,15 +94,18 @@ def head_start(fixture: str) -> Callable:
 
 
 class HeadStart:
-    """One head start's context, entered in a greenlet of its own and held open until `close`."""
+    """One head start's context, entered in a greenlet of its own once the head start `after` it has entered (or
+    failed to), and held open until `close`."""
 
-    def __init__(self, enter: Callable[[], contextlib.AbstractContextManager]) -> None:
+    def __init__(self, enter: Callable[[], contextlib.AbstractContextManager], after: HeadStart | None = None) -> None:
         self._entered: gevent.event.AsyncResult = gevent.event.AsyncResult()
         self._release = gevent.event.Event()
-        self._greenlet = gevent.spawn(self._hold, enter)
+        self._greenlet = gevent.spawn(self._hold, enter, after)
 
-    def _hold(self, enter: Callable[[], contextlib.AbstractContextManager]) -> None:
+    def _hold(self, enter: Callable[[], contextlib.AbstractContextManager], after: HeadStart | None) -> None:
         try:
+            if after is not None:
+                after._entered.wait()
             with enter() as value:
                 self._entered.set(value)
                 self._release.wait()
