@@ -1,8 +1,8 @@
 """The spec's story at the dashboard, walked in a real browser: Playwright driving Debian's Chromium, headless.
 
 test_browser.py starts this file as a subprocess (Playwright's sync API runs its own event loop, kept apart from the
-test process's gevent patching) at the run's first test: it launches the browser, then waits for the story's settings,
-one JSON object on stdin, which the test sends once it has started the service and the mock backend and seeded
+test process's gevent patching) at the run's first test: it launches the browser, says so, then waits for the story's
+settings, one JSON object on stdin, which the test sends once it has started the service and the mock backend and seeded
 published tools (and a page's worth more in another project, for the Tools screen's paging). It prints what each
 step saw as one JSON line as soon as the step is done, so the test of each step waits for that step only; an `end`
 line last. It saves a screenshot of each screen; the tests assert.
@@ -458,12 +458,13 @@ STEPS = ["signin", "register", "invalid_save", "fix_and_save", "unsaved_warning"
 
 
 def main() -> int:
-    """Launch the browser; then walk the story with the settings read from stdin, printing each step's part as it
-    is done. Nothing on stdin (the run ended without needing the story) ends it quietly."""
+    """Launch the browser and say so; then walk the story with the settings read from stdin, printing each step's
+    part as it is done. Nothing on stdin (the run ended without needing the story) ends it quietly."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        print(json.dumps({"launched": browser.version}), flush=True)
         settings = sys.stdin.readline()
         if settings:
             walk(Story(Settings(**json.loads(settings)), browser))

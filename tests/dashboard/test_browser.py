@@ -94,8 +94,12 @@ def launched_browser():
         # gevent's subprocess reads and waits cooperatively, so this process's service keeps answering the browser.
         process = subprocess.Popen([sys.executable, str(Path(__file__).with_name("browser_story.py"))],
                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=sink, text=True)
+    walk = Walk(process, log)
     try:
-        yield Walk(process, log)
+        with gevent.Timeout(PART_TIMEOUT_SECONDS, AssertionError(f"no browser in {PART_TIMEOUT_SECONDS} s")):
+            launched = process.stdout.readline()
+        assert launched, f"the browser did not launch: {walk.stderr()}"
+        yield walk
     finally:
         process.stdin.close()  # a story never asked for ends here; one cut short is stopped
         try:
