@@ -15,17 +15,15 @@ from psycogreen.gevent import patch_psycopg  # noqa: E402
 
 patch_psycopg()  # PostgreSQL waits cooperate with gevent, as in `service.entry`
 
-import gevent  # noqa: E402
 import pytest  # noqa: E402
 
 from service.config import Config  # noqa: E402
 from tests.dashboard.client import Person  # noqa: E402
 from tests.helpers import (  # noqa: E402
-    HEAD_STARTS,
     POSTGRES_URL,
     SECRET,
     Api,
-    HeadStart,
+    HeadStarts,
     app_for,
     drop_spare_schemas,
     fresh_postgres_schema,
@@ -67,20 +65,17 @@ def _live_servers():
 
 @pytest.fixture(scope="session", autouse=True)
 def head_starts(request):
-    """The head starts (tests.helpers.head_start) of the fixtures the selected tests use, by fixture, stopped when the
-    run ends. They begin at the run's first test one after another, in the order the tests need them: together they
-    start a dozen processes, which crowding the first tests would slow."""
-    first_use: dict[str, int] = {}
-    for index, item in enumerate(request.session.items):
-        for name in item.fixturenames:
-            if name in HEAD_STARTS:
-                first_use.setdefault(name, index)
-    started: dict[str, HeadStart] = {}
-    previous = None
-    for name in sorted(first_use, key=first_use.get):
-        previous = started[name] = HeadStart(HEAD_STARTS[name], after=previous)
+    """The head starts (tests.helpers.head_start) of the fixtures the selected tests use, by fixture; stopped when the
+    run ends."""
+    started = HeadStarts(request.session.items)
     yield started
-    gevent.joinall([gevent.spawn(head_start.close) for head_start in started.values()], raise_error=True)
+    started.close()
+
+
+@pytest.fixture(autouse=True)
+def _head_starts_due(request, head_starts):
+    """Begin the head starts due by this test."""
+    head_starts.begin_due(request.node)
 
 
 # ---- in-process apps on both engines ---------------------------------------------------------------------------

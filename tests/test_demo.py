@@ -39,8 +39,8 @@ def _shown(banner: str, label: str) -> str:
 
 @head_start("demo")
 def started_demo():
-    """`toolgate demo` on free ports, begun at the run's first test (three processes to start: seconds); the
-    process and its banner."""
+    """`toolgate demo` on free ports, started ahead (three processes to start: seconds; tests.helpers.head_start);
+    the process and its banner."""
     folder = Path(tempfile.mkdtemp(prefix="toolgate-demo-"))
     environment = {k: v for k, v in os.environ.items() if not k.startswith("TOOLGATE_")}
     with open(folder / "stderr", "wb") as stderr:

@@ -6,7 +6,8 @@ It checks every answer: no 5xx; the status documented for the operation; the con
 data outside the schema refused with a 4xx. st's report is the failure message.
 
 A run takes seconds, spent in processes of its own (the service and st): the runs start at the run's first test, one
-engine after the other, beside every other test, and these tests come last and read their outcome.
+engine after the other, beside every other test and at a lower priority, and these tests come last and read their
+outcome.
 """
 from __future__ import annotations
 
@@ -31,6 +32,9 @@ ROOT = Path(__file__).resolve().parents[2]
 ENGINES = ["sqlite"] + (["postgres"] if POSTGRES_URL else [])
 #: One run's bound, far above what it takes (the cases are bounded in the config); a hang fails, not stalls.
 RUN_TIMEOUT_SECONDS = 300
+#: The runs' CPU priority, below the tests': they take the time the tests leave idle (most of a core, most of the
+#: run), rather than slowing the tests they run beside.
+NICENESS = 10
 
 
 class FuzzRuns:
@@ -47,8 +51,9 @@ class FuzzRuns:
             folder = self.folder / engine
             folder.mkdir()
             with open(folder / "run.log", "wb") as log:
-                self.running = subprocess.Popen([sys.executable, "-m", "tests.api.fuzz_run", engine, str(folder)],
-                                                cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                self.running = subprocess.Popen(
+                    ["nice", "-n", str(NICENESS), sys.executable, "-m", "tests.api.fuzz_run", engine, str(folder)],
+                    cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
             try:
                 self.running.wait(timeout=RUN_TIMEOUT_SECONDS)
             except subprocess.TimeoutExpired:
@@ -70,7 +75,7 @@ class FuzzRuns:
             self.running.wait()
 
 
-@head_start("fuzz_runs")
+@head_start("fuzz_runs", at_first_test=True)
 def started_fuzz_runs():
     folder = Path(tempfile.mkdtemp(prefix="toolgate-fuzz-"))
     runs = FuzzRuns(folder)

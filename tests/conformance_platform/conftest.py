@@ -51,8 +51,8 @@ class Doubles:
 
 @head_start("doubles")
 def started_doubles():
-    """The doubles in front of a platform the kit starts (seconds of processes starting): begun at the run's first
-    test, beside the tests before this folder's."""
+    """The doubles in front of a platform the kit starts (seconds of processes starting), begun ahead, beside the
+    tests of the folder before this one (tests.helpers.head_start)."""
     shared = Shared()
     front, back, model = Front(shared), Back(shared), ModelDouble()
     with serving(wsgi(front.handle), quiet_server) as front_url, serving(wsgi(back.handle), quiet_server) as back_url, \

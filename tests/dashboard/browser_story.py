@@ -1,7 +1,7 @@
 """The spec's story at the dashboard, walked in a real browser: Playwright driving Debian's Chromium, headless.
 
 test_browser.py starts this file as a subprocess (Playwright's sync API runs its own event loop, kept apart from the
-test process's gevent patching) at the run's first test: it launches the browser, says so, then waits for the story's
+test process's gevent patching) ahead of its tests: it launches the browser, says so, then waits for the story's
 settings, one JSON object on stdin, which the test sends once it has started the service and the mock backend and seeded
 published tools (and a page's worth more in another project, for the Tools screen's paging). It prints what each
 step saw as one JSON line as soon as the step is done, so the test of each step waits for that step only; an `end`

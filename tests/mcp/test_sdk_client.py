@@ -2,7 +2,7 @@
 
 The scenario (`sdk_scenario.py`) runs once per key in a subprocess, the agent's and the admin's at the same time;
 each test below asserts on one part of what it printed and on what the REST API shows afterwards. The processes
-start at the run's first test (a head start) and import the SDK while other tests run.
+start ahead (a head start, see tests.helpers.head_start) and import the SDK while other tests run.
 """
 from __future__ import annotations
 

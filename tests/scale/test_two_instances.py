@@ -52,8 +52,8 @@ def _wait_until_up(url: str, process: subprocess.Popen) -> None:
 @head_start("instances")
 def started_instances():
     """(A's URL, B's URL, admin key, backend key), on a fresh PostgreSQL schema of their own (`toolgate migrate`
-    migrates it) dropped afterwards; both processes are stopped afterwards. Seconds of processes starting, begun at
-    the run's first test."""
+    migrates it) dropped afterwards; both processes are stopped afterwards. Seconds of processes starting, begun ahead
+    (tests.helpers.head_start)."""
     if not POSTGRES_URL:  # the module's tests skip
         yield None
         return
