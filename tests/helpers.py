@@ -1,8 +1,8 @@
 """What tests of every area share, each defined once (fixtures built on these live in tests/conftest.py).
 
-Loopback ports and servers; head starts for what takes seconds to start; a real service (and the mock backend) in this process under gevent; definitions to
-register and a conversation driven over the API; an organization with its keys; the spec's text. Everything
-listens on 127.0.0.1 only and is stopped when its context closes.
+Loopback ports and servers; head starts for what takes seconds to start; a real service (and the mock backend) in
+this process under gevent; definitions to register and a conversation driven over the API; an organization with its
+keys; the spec's text. Everything listens on 127.0.0.1 only and is stopped when its context closes.
 """
 from __future__ import annotations
 
@@ -79,6 +79,9 @@ def wait_for(condition: Callable[[], object], seconds: float = 5.0) -> None:
 HEAD_STARTS: dict[str, tuple[Callable[[], contextlib.AbstractContextManager], bool]] = {}
 #: The longest a fixture waits for its head start: far above any start, so a hang fails rather than stalls.
 HEAD_START_WAIT_SECONDS = 300
+#: The fewest tests a head start begins ahead of the folder that needs it: tests/scale's three took half a second, and
+#: the demo, begun with them, started beside the command line's tests and slowed them.
+HEAD_START_FOLDER_TESTS = 10
 
 
 def head_start(fixture: str, *, at_first_test: bool = False) -> Callable:
@@ -134,9 +137,9 @@ class HeadStart:
 class HeadStarts(dict):
     """The head starts of the fixtures a run's tests use, by fixture, each begun when the run reaches its test.
 
-    A head start begins with the first test of the folder before the folder whose test first needs it: that folder's
-    tests give it their time. All at the run's first test, they crowded its busiest minute (the kit's platforms), and
-    slowed the tests there more than they saved."""
+    A head start begins with the first test of the folder before the folder whose test first needs it (or further
+    back, past a folder of a few tests): that folder's tests give it their time. All at the run's first test, they
+    crowded its busiest minute (the kit's platforms), and slowed the tests there more than they saved."""
 
     def __init__(self, items: list[pytest.Item]) -> None:
         first_use: dict[str, int] = {}
@@ -162,13 +165,16 @@ class HeadStarts(dict):
 
 
 def _folder_before(folders: list[Path], index: int) -> int:
-    """The index of the first test of the folder run before the one holding test `index` (0 when there is none)."""
+    """The index of the first test of the nearest folder run before the one holding test `index` that begins at least
+    `HEAD_START_FOLDER_TESTS` tests before it (0 when none does)."""
     start = index
     while start > 0 and folders[start - 1] == folders[index]:
         start -= 1
-    before = max(start - 1, 0)
-    while before > 0 and folders[before - 1] == folders[start - 1]:
+    before = start
+    while before > 0 and (before == start or start - before < HEAD_START_FOLDER_TESTS):
         before -= 1
+        while before > 0 and folders[before - 1] == folders[before]:
+            before -= 1
     return before
 
 

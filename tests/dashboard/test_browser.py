@@ -2,10 +2,10 @@
 1280 px and at 390 px, with axe-core checking every screen.
 
 The browser runs in a subprocess (browser_story.py), started with its browser launched ahead (a head start, see
-tests.helpers.head_start); once this module has started the service and seeded it, the story is walked against it, and each test
-below reads the part of the story it checks as soon as that part is done. Screenshots of each screen land in
-artifacts/screenshots (not tracked), or in $TOOLGATE_SCREENSHOTS when set: `TOOLGATE_SCREENSHOTS=docs/screenshots`
-refreshes the README's.
+tests.helpers.head_start); once this module has started the service and seeded it, the story is walked against it,
+and each test below reads the part of the story it checks as soon as that part is done. Screenshots of each screen
+land in artifacts/screenshots (not tracked), or in $TOOLGATE_SCREENSHOTS when set:
+`TOOLGATE_SCREENSHOTS=docs/screenshots` refreshes the README's.
 """
 from __future__ import annotations
 

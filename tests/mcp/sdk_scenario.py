@@ -2,9 +2,9 @@
 
 Run as `.venv/bin/python tests/mcp/sdk_scenario.py URL KEY PREFIX PROJECT`, or with no arguments and them on one line
 of stdin (the test starts it early, so the SDK, a second or two to import, is imported by the time the service is
-up). It is a separate process because the SDK is asyncio/anyio and the test process is gevent-patched. It registers `{PREFIX}_orders`, saves, reads back,
-collects each refusal, pins the draft into PROJECT and tries every way to publish; it asserts nothing itself and
-prints one JSON document for the test to assert on.
+up). It is a separate process because the SDK is asyncio/anyio and the test process is gevent-patched. It registers
+`{PREFIX}_orders`, saves, reads back, collects each refusal, pins the draft into PROJECT and tries every way to
+publish; it asserts nothing itself and prints one JSON document for the test to assert on.
 """
 from __future__ import annotations
 
