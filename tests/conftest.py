@@ -23,6 +23,7 @@ from tests.helpers import (  # noqa: E402
     POSTGRES_URL,
     SECRET,
     Api,
+    HeadStarts,
     app_for,
     drop_spare_schemas,
     fresh_postgres_schema,
@@ -43,6 +44,13 @@ ENGINES = [
 def pytest_configure(config):
     config.addinivalue_line("markers", "service(per_module=False, **settings): how the `service` fixture runs: "
                             "one service for the whole module, and Config fields (a body bound, a call deadline)")
+    config.addinivalue_line("markers", "last: run after every other test (it reads what a head start ran beside "
+                            "them, see tests.helpers.head_start)")
+
+
+def pytest_collection_modifyitems(items):
+    """The tests marked `last` move to the end of the run, in their order."""
+    items.sort(key=lambda item: item.get_closest_marker("last") is not None)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -53,6 +61,21 @@ def _live_servers():
     stop_idle_servers()
     if POSTGRES_URL:
         drop_spare_schemas()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def head_starts(request):
+    """The head starts (tests.helpers.head_start) of the fixtures the selected tests use, by fixture; stopped when the
+    run ends."""
+    started = HeadStarts(request.session.items)
+    yield started
+    started.close()
+
+
+@pytest.fixture(autouse=True)
+def _head_starts_due(request, head_starts):
+    """Begin the head starts due by this test."""
+    head_starts.begin_due(request.node)
 
 
 # ---- in-process apps on both engines ---------------------------------------------------------------------------

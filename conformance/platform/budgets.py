@@ -20,7 +20,7 @@ ABORT_SLACK_SECONDS = 3.0
 #: How long each call of a gathering (the mock's `together/<group>/<count>`, which answers once every call of the
 #: group is at the endpoint at once) waits for the rest, as a share of the call deadline. A platform running the
 #: calls in parallel never waits it: they meet within milliseconds (18 ms at most, the kit's own tests found, on
-#: two cores kept busy by three other processes; a tenth of the kit's 2.5 s test deadline is 250 ms). One running
+#: two cores kept busy by three other processes; a tenth of the kit's 2.25 s test deadline is 225 ms). One running
 #: them one after another gets each call's `met: false` back well within the deadline, so the case reports what
 #: the endpoint saw, not timeouts, and a broken platform costs its run a fraction of a second per call.
 GATHERING_WAIT_SHARE = 0.1

@@ -1,105 +1,101 @@
-"""schemathesis against the running service: every operation of /openapi.json, with its examples, boundary cases,
-fuzzed cases and the links between operations followed, each with the credential its `security` names.
+"""schemathesis against the running service (tests/api/fuzz_run.py): every operation of /openapi.json, with its
+examples, boundary cases, fuzzed cases and the links between operations followed, on each engine.
 
 It checks every answer: no 5xx; the status documented for the operation; the content type, body and required headers
 (Retry-After) as documented; 401 without credentials or with bad ones; 405 with Allow for an undocumented method;
-data outside the schema refused with a 4xx. The settings and the seed are in `schemathesis.toml` beside this file;
-the run is the CLI's, in a process of its own (no gevent there), and its report is the failure message.
+data outside the schema refused with a 4xx. st's report is the failure message.
 
-Nothing leaves the machine. The fuzzed API key belongs to one organization; the session token belongs to another,
-whose tools this test registers itself at documentation and loopback addresses. TOOLGATE_ALLOWED_NETWORKS is empty,
-so the dispatcher refuses each of those calls before connecting, and an IP literal needs no name lookup. Tool URLs
-the fuzzer registers are never dispatched: no session token of their organization exists. The model is the scripted
-one on 127.0.0.1.
+A run takes seconds, spent in processes of its own (the service and st): the runs start at the run's first test, one
+engine after the other, beside every other test and at a lower priority, and these tests come last and read their
+outcome.
 """
 from __future__ import annotations
 
-import contextlib
 import os
 import re
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
+import gevent
+import gevent.event
 import pytest
 
-from tests.conftest import POSTGRES_URL, fresh_postgres_schema
-from tests.helpers import live_service
-from tests.turns.conftest import scripted_model
+from tests.helpers import POSTGRES_URL, head_start
 
-CONFIG = Path(__file__).with_name("schemathesis.toml")
-#: Failures other branches fix, dropped by exact input until they are merged (see the file).
-#: The whole run's bound, far above what it takes (the cases are bounded in the config); a hang fails, not stalls.
+pytestmark = pytest.mark.last
+
+ROOT = Path(__file__).resolve().parents[2]
+ENGINES = ["sqlite"] + (["postgres"] if POSTGRES_URL else [])
+#: One run's bound, far above what it takes (the cases are bounded in the config); a hang fails, not stalls.
 RUN_TIMEOUT_SECONDS = 300
-
-#: The conversation organization's tools: each address one the dispatcher refuses (documentation range; loopback
-#: is not allowed here).
-CONVERSATION_TOOLS = [
-    {"name": "get_orders", "description": "The person's orders.", "method": "GET", "scope": "per_user",
-     "url": "http://192.0.2.10/users/{subject}/orders",
-     "parameters": [{"name": "subject", "type": "string", "location": "path"},
-                    {"name": "status", "type": "string", "location": "query", "required": False}]},
-    {"name": "whoami", "description": "Who the person is.", "method": "GET", "scope": "per_user",
-     "runs_at_session_start": True, "url": "http://127.0.0.1:9/users/{subject}",
-     "parameters": [{"name": "subject", "type": "string", "location": "path"}]},
-]
+#: The runs' CPU priority, below the tests': they take the time the tests leave idle (most of a core, most of the
+#: run), rather than slowing the tests they run beside.
+NICENESS = 10
 
 
-#: The scripted model, for every message: call a tool (refused before connecting), then answer with what it got.
-MODEL_SCRIPT = [{"when": [""], "responses": [
-    {"calls": [{"id": "c1", "name": "get_orders", "arguments": {"status": "open"}}]},
-    {"text": "Here is what I found: {results}"}]}]
+class FuzzRuns:
+    """A run of fuzz_run.py per engine, one after the other, in a greenlet of its own."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.outcomes = {engine: gevent.event.AsyncResult() for engine in ENGINES}
+        self.running: subprocess.Popen | None = None
+        self.greenlet = gevent.spawn(self._run_each)
+
+    def _run_each(self) -> None:
+        for engine, outcome in self.outcomes.items():
+            folder = self.folder / engine
+            folder.mkdir()
+            with open(folder / "run.log", "wb") as log:
+                self.running = subprocess.Popen(
+                    ["nice", "-n", str(NICENESS), sys.executable, "-m", "tests.api.fuzz_run", engine, str(folder)],
+                    cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            try:
+                self.running.wait(timeout=RUN_TIMEOUT_SECONDS)
+            except subprocess.TimeoutExpired:
+                self.stop()
+            outcome.set(self.running.returncode)
+
+    def report(self, engine: str) -> tuple[int, str]:
+        """The engine's run, once finished: its exit status, and st's report (or why st did not run)."""
+        code = self.outcomes[engine].get(timeout=len(ENGINES) * RUN_TIMEOUT_SECONDS)
+        folder = self.folder / engine
+        if not (folder / "st.out").exists():
+            return code, "st did not run:\n" + (folder / "run.log").read_text(errors="replace")[-5_000:]
+        return code, (folder / "st.out").read_text()[-20_000:] + (folder / "st.err").read_text()[-2_000:]
+
+    def stop(self) -> None:
+        """Kill a run still going, with the st it started (its process group)."""
+        if self.running is not None and self.running.poll() is None:
+            os.killpg(self.running.pid, signal.SIGKILL)
+            self.running.wait()
 
 
-def conversation_token(service) -> str:
-    """A second organization with a published project `shop` and a draft of it; a session token of it."""
-    from service.database import db
-    from service.provisioning import create_organization_with_keys
-    from service.registry import create_api_key, get_organization
-
-    with db.connection_context():
-        admin = create_organization_with_keys(service.config, "talk")
-        backend = create_api_key(get_organization("talk"), "backend")
-
-    def call(method, path, body=None, status=201):
-        response = service.api(method, path, admin, json=body)
-        assert response.status_code == status, response.text
-
-    call("POST", "/v1/projects", {"name": "shop"})
-    for definition in CONVERSATION_TOOLS:
-        call("POST", "/v1/tools", definition)
-    call("PUT", "/v1/projects/shop/draft", {"pins": [{"tool": t["name"], "version": "draft"}
-                                                     for t in CONVERSATION_TOOLS]}, status=200)
-    call("POST", "/v1/projects/shop/publish")
-    call("POST", "/v1/projects/shop/draft")
-    minted = service.api("POST", "/v1/session-tokens", backend, json={"subject": "alice", "ttl_seconds": 1800})
-    assert minted.status_code == 201, minted.text
-    return minted.json()["token"]
+@head_start("fuzz_runs", at_first_test=True)
+def started_fuzz_runs():
+    folder = Path(tempfile.mkdtemp(prefix="toolgate-fuzz-"))
+    runs = FuzzRuns(folder)
+    try:
+        yield runs
+    finally:
+        runs.greenlet.kill()
+        runs.stop()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
-@contextlib.contextmanager
-def database(engine: str):
-    if engine == "sqlite":
-        yield None
-    else:
-        with fresh_postgres_schema(POSTGRES_URL) as url:
-            yield url
+@pytest.fixture(scope="session")
+def fuzz_runs(head_starts):
+    return head_starts["fuzz_runs"].get()
 
 
 @pytest.mark.parametrize("engine", ["sqlite", pytest.param("postgres", marks=pytest.mark.skipif(
     not POSTGRES_URL, reason="TOOLGATE_TEST_POSTGRES_URL is not set"))])
-def test_every_operation_answers_as_documented(tmp_path, engine):
-    with scripted_model(MODEL_SCRIPT) as model, database(engine) as url, live_service(
-            tmp_path, url, allowed_networks=(), model_provider="openai", model="scripted-model",
-            model_base_url=model.base_url("openai")) as service:
-        environment = {**os.environ, "TOOLGATE_URL": service.url, "TOOLGATE_ADMIN_KEY": service.admin_key,
-                       "TOOLGATE_SESSION_TOKEN": conversation_token(service), "TOOLGATE_FUZZ_ENGINE": engine,
-                       "NO_COLOR": "1"}
-        run = subprocess.run(
-            [str(Path(sys.executable).with_name("st")), "--config-file", str(CONFIG), "run",
-             f"{service.url}/openapi.json"],
-            cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=RUN_TIMEOUT_SECONDS)
-    report = run.stdout[-20_000:] + run.stderr[-2_000:]
-    assert run.returncode == 0, report
+def test_every_operation_answers_as_documented(fuzz_runs, engine):
+    code, report = fuzz_runs.report(engine)
+    assert code == 0, f"exit status {code}\n{report}"
     selected, tested = re.search(r"Selected: (\d+)/(\d+)", report), re.search(r"Tested: (\d+)", report)
     assert selected and tested and tested.group(1) == selected.group(2), report  # every operation, none skipped

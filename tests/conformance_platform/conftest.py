@@ -11,14 +11,17 @@ from dataclasses import dataclass
 
 import pytest
 
+from conformance.platform.client import PlatformTarget
 from conformance.platform.launch import Started, local_platform
+from conformance.platform.model import ScriptedModel
+from conformance.platform.preflight import preflight
 from tests.conformance_platform.back import Back
 from tests.conformance_platform.forwarding import quiet_server, wsgi
 from tests.conformance_platform.front import Front
 from tests.conformance_platform.model_double import ModelDouble
 from tests.conformance_platform.state import DEADLINE_SECONDS, Shared
 from tests.conformance_platform.whole_run import WholeRun
-from tests.helpers import serving
+from tests.helpers import head_start, serving
 
 #: The test that reads the whole run's outcome (tests/conformance_platform/test_command.py).
 WHOLE_RUN_TEST = "test_the_whole_suite_passes_against_a_platform_the_kit_starts"
@@ -46,9 +49,10 @@ class Doubles:
                 "--model-url", self.started.model_url, "--call-deadline-seconds", f"{DEADLINE_SECONDS:g}"]
 
 
-@pytest.fixture(scope="session")
-def doubles():
-    """One platform for the whole run (starting one takes seconds): each test switches on its own faults."""
+@head_start("doubles")
+def started_doubles():
+    """The doubles in front of a platform the kit starts (seconds of processes starting), begun ahead, beside the
+    tests of the folder before this one (tests.helpers.head_start)."""
     shared = Shared()
     front, back, model = Front(shared), Back(shared), ModelDouble()
     with serving(wsgi(front.handle), quiet_server) as front_url, serving(wsgi(back.handle), quiet_server) as back_url, \
@@ -58,7 +62,17 @@ def doubles():
             front.upstream, front.admin_key = started.url, started.admin_key
             back.upstream = started.mock_url
             model.upstream = started.model_url
+            # The kit's pre-flight, once: the platform's first turn imports its model client, a second's work
+            # done here rather than in the first test's run.
+            preflight(PlatformTarget(front_url, started.admin_key, back_url, started.agent_key,
+                                     model=ScriptedModel(started.model_url), deadline=DEADLINE_SECONDS))
             yield Doubles(front, back, model, shared, front_url, back_url, started)
+
+
+@pytest.fixture(scope="session")
+def doubles(head_starts):
+    """One platform for the whole run: each test switches on its own faults."""
+    return head_starts["doubles"].get()
 
 
 @pytest.fixture(scope="session", autouse=True)

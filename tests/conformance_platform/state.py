@@ -10,8 +10,9 @@ from conformance.tokens import SigningKey
 #: the spec's ten would cost every run that waits on it ten seconds. `failure/answered-in-time` calls for the
 #: deadline less the kit's `IN_TIME_MARGIN_SECONDS`, which `hold-slow` holds; the suite's one shorter delay
 #: (`SLOW_FIRST_CALL_SECONDS`, in `parallel/results-in-order`) must stay below that, and an ordinary call, on a
-#: loaded machine, far below the deadline itself.
-DEADLINE_SECONDS = 2.5
+#: loaded machine, far below the deadline itself. The tests of the slow cases wait it out on top of their setup, and
+#: stay under three seconds with it.
+DEADLINE_SECONDS = 2.25
 
 
 @dataclass

@@ -1,9 +1,11 @@
 """The spec's story at the dashboard, walked in a real browser: Playwright driving Debian's Chromium, headless.
 
-test_browser.py starts the service and the mock backend, seeds published tools (and a page's worth more in another
-project, for the Tools screen's paging), and runs this file as a subprocess (Playwright's sync API runs its own event
-loop, kept apart from the test process's gevent patching). It prints one JSON object of what it saw, step by step,
-and saves a screenshot of each screen; the test asserts.
+test_browser.py starts this file as a subprocess (Playwright's sync API runs its own event loop, kept apart from the
+test process's gevent patching) ahead of its tests: it launches the browser, says so, then waits for the story's
+settings, one JSON object on stdin, which the test sends once it has started the service and the mock backend and seeded
+published tools (and a page's worth more in another project, for the Tools screen's paging). It prints what each
+step saw as one JSON line as soon as the step is done, so the test of each step waits for that step only; an `end`
+line last. It saves a screenshot of each screen; the tests assert.
 
 One browser and one window: a pass at 1280 px, then the same window narrowed to 390 px for a pass over each screen.
 A screen that exists only after a form was sent (the refused register form and save, the publish confirmation, the
@@ -13,16 +15,17 @@ screen: at 1280 px with every WCAG 2 A and AA rule; at 390 px, where the narrow 
 colour contrast rule (the colours are the same at every width; what changes there is the layout). Nothing waits a
 fixed time: every step waits for what it expects to see.
 
-    python tests/dashboard/browser_story.py --url URL --admin-key KEY --agent-key KEY --backend URL --shots DIR
+    echo '{"url": URL, "admin_key": KEY, "agent_key": KEY, "backend": URL, "shots": DIR}' | \
+        python tests/dashboard/browser_story.py
 """
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import sys
 import time
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -61,9 +64,20 @@ OFF_SCREEN = """s => [...document.querySelectorAll(s)].filter(e => e.getBounding
   .map(e => e.textContent.trim())"""
 
 
+@dataclass(frozen=True)
+class Settings:
+    """What the test sends: the service's URL and keys, the mock backend's URL, where the screenshots go."""
+
+    url: str
+    admin_key: str
+    agent_key: str
+    backend: str
+    shots: str
+
+
 class Story:
-    def __init__(self, args, browser):
-        self.args, self.browser, self.seen, self.offsite = args, browser, {}, []
+    def __init__(self, args: Settings, browser):
+        self.args, self.browser, self.offsite = args, browser, []
         self.shots = Path(args.shots)
         self.shots.mkdir(parents=True, exist_ok=True)
         self.page = self.new_page(WIDE)
@@ -443,34 +457,37 @@ STEPS = ["signin", "register", "invalid_save", "fix_and_save", "unsaved_warning"
          "new_draft", "project", "playground", "call_log", "agent", "tools_screen", "error_page", "phone_and_keyboard"]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    for name in ("--url", "--admin-key", "--agent-key", "--backend", "--shots"):
-        parser.add_argument(name, required=True)
-    args = parser.parse_args(argv)
+def main() -> int:
+    """Launch the browser and say so; then walk the story with the settings read from stdin, printing each step's
+    part as it is done. Nothing on stdin (the run ended without needing the story) ends it quietly."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        story = Story(args, browser)
-        timings = {}
-        for step in STEPS:
-            began = time.monotonic()
-            try:
-                story.seen[step] = getattr(story, step)()
-            except Exception:  # noqa: BLE001 - reported to the test, which fails on it
-                story.seen["failed"] = {"step": step, "error": traceback.format_exc(limit=4),
-                                        "path": story.path()}
-                story.shot("failure.png")
-                break
-            finally:
-                timings[step] = round(time.monotonic() - began, 2)
-        story.seen["axe"] = story.axe_found
-        story.seen["offsite_requests"] = story.offsite
-        story.seen["timings"] = {**timings, "axe": story.axe_seconds}
+        print(json.dumps({"launched": browser.version}), flush=True)
+        settings = sys.stdin.readline()
+        if settings:
+            walk(Story(Settings(**json.loads(settings)), browser))
         browser.close()
-    json.dump(story.seen, sys.stdout)
     return 0
+
+
+def walk(story: Story) -> None:
+    """Each step in order, its part printed as one line: `seen`, or `failed` (and no step after it); then `end`."""
+    for step in STEPS:
+        began = time.monotonic()
+        part: dict = {"step": step}
+        try:
+            part["seen"] = getattr(story, step)()
+        except Exception:  # noqa: BLE001 - reported to the test, which fails on it
+            part["failed"] = {"error": traceback.format_exc(limit=4), "path": story.path()}
+            story.shot("failure.png")
+        part["seconds"] = round(time.monotonic() - began, 2)
+        print(json.dumps(part), flush=True)
+        if "failed" in part:
+            return
+    print(json.dumps({"step": "end", "axe": story.axe_found, "axe_seconds": story.axe_seconds,
+                      "offsite_requests": story.offsite}), flush=True)
 
 
 if __name__ == "__main__":

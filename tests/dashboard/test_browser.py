@@ -1,22 +1,28 @@
 """End to end in a real browser: the spec's story, from registering a tool to a step of calls in the playground, at
 1280 px and at 390 px, with axe-core checking every screen.
 
-The browser runs in a subprocess (browser_story.py) against the service this test starts; its JSON report is
-asserted on here, one test per part of the story. Screenshots of each screen land in artifacts/screenshots (not
-tracked), or in $TOOLGATE_SCREENSHOTS when set: `TOOLGATE_SCREENSHOTS=docs/screenshots` refreshes the README's.
+The browser runs in a subprocess (browser_story.py), started with its browser launched ahead (a head start, see
+tests.helpers.head_start); once this module has started the service and seeded it, the story is walked against it,
+and each test below reads the part of the story it checks as soon as that part is done. Screenshots of each screen
+land in artifacts/screenshots (not tracked), or in $TOOLGATE_SCREENSHOTS when set:
+`TOOLGATE_SCREENSHOTS=docs/screenshots` refreshes the README's.
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
+import gevent
 import pytest
 
-from tests.dashboard.browser_story import CATALOG, CHROMIUM, TOOL
+from tests.dashboard.browser_story import CATALOG, CHROMIUM, TOOL, Settings
+from tests.helpers import head_start
 
 pytestmark = pytest.mark.service(per_module=True)  # each test names its own tools
 
@@ -27,7 +33,10 @@ SCREENS = ("tools.png", "editor.png", "editor-errors.png", "editor-phone.png",
            "calls-phone.png")
 #: More tools than one page of the Tools screen holds (tool_list.PAGE_SIZE), in a project of their own.
 CATALOG_TOOLS = 47
-STORY_TIMEOUT_SECONDS = 180
+#: The longest one part of the story may take (the whole story takes seconds): past it the test of that part fails.
+PART_TIMEOUT_SECONDS = 120
+#: How long the story's process gets to end on its own once the run is over.
+STOP_SECONDS = 10
 
 
 def _browser_missing() -> str | None:
@@ -66,25 +75,81 @@ def seed(service, backend) -> None:
         assert service.api("POST", "/v1/tools", json=bin_).status_code == 201
 
 
+@dataclasses.dataclass
+class Walk:
+    """The story's process and its stderr's file."""
+
+    process: subprocess.Popen
+    log: Path
+
+    def stderr(self) -> str:
+        return self.log.read_text(errors="replace")[-3000:]
+
+
+@head_start("story")
+def launched_browser():
+    """browser_story.py with its browser launched (seconds of Chromium starting), waiting for the story's settings."""
+    log = Path(tempfile.mkstemp(prefix="toolgate-browser-story-", suffix=".log")[1])
+    with open(log, "wb") as sink:
+        # gevent's subprocess reads and waits cooperatively, so this process's service keeps answering the browser.
+        process = subprocess.Popen([sys.executable, str(Path(__file__).with_name("browser_story.py"))],
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=sink, text=True)
+    walk = Walk(process, log)
+    try:
+        with gevent.Timeout(PART_TIMEOUT_SECONDS, AssertionError(f"no browser in {PART_TIMEOUT_SECONDS} s")):
+            launched = process.stdout.readline()
+        assert launched, f"the browser did not launch: {walk.stderr()}"
+        yield walk
+    finally:
+        process.stdin.close()  # a story never asked for ends here; one cut short is stopped
+        try:
+            process.wait(timeout=STOP_SECONDS)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        process.stdout.close()
+        log.unlink(missing_ok=True)
+
+
+class Story:
+    """The story as it is walked: each part read from the process as it is done."""
+
+    def __init__(self, walk: Walk) -> None:
+        self.walk, self.parts = walk, {}
+
+    def __getitem__(self, step: str) -> dict:
+        """What the step saw, once it is done (`end`: what the whole story found); the test fails if the step
+        failed, or the story stopped before it."""
+        with gevent.Timeout(PART_TIMEOUT_SECONDS, AssertionError(f"no {step} from the story in "
+                                                                 f"{PART_TIMEOUT_SECONDS} s")):
+            while step not in self.parts and not any("failed" in part for part in self.parts.values()):
+                line = self.walk.process.stdout.readline()
+                assert line, f"the story ended before {step}: {self.walk.stderr()}"
+                part = json.loads(line)
+                self.parts[part["step"]] = part
+        part = self.parts.get(step)
+        if part is None or "failed" in part:
+            failed = next(part for part in self.parts.values() if "failed" in part)
+            pytest.fail(f"the story failed at {failed['step']} (on {failed['failed']['path']}):\n"
+                        f"{failed['failed']['error']}")
+        return part if step == "end" else part["seen"]
+
+
 @pytest.fixture(scope="module")
-def story(module_service, module_backend):
-    """Run the whole story once; every test below reads its part of the report."""
+def story(module_service, module_backend, head_starts):
+    """The story, walked once against this module's service; each test below reads its part."""
     service, backend = module_service, module_backend
     if MISSING:
         pytest.fail(f"{MISSING}: run tests/dashboard/ensure_browser.sh")
+    walk = head_starts["story"].get()
     seed(service, backend)
     for name in SCREENS:
         (SCREENSHOTS / name).unlink(missing_ok=True)
-    command = [sys.executable, str(Path(__file__).with_name("browser_story.py")), "--url", service.url,
-               "--admin-key", service.admin_key, "--agent-key", service.agent_key, "--backend", backend,
-               "--shots", str(SCREENSHOTS)]
-    # gevent's subprocess waits cooperatively, so this process's service keeps answering the browser.
-    done = subprocess.run(command, capture_output=True, text=True, timeout=STORY_TIMEOUT_SECONDS, check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    report = json.loads(done.stdout)
-    assert "failed" not in report, json.dumps(report["failed"], indent=2)
-    print("seconds per step of the browser story:", report["timings"])
-    return report
+    settings = Settings(url=service.url, admin_key=service.admin_key, agent_key=service.agent_key, backend=backend,
+                        shots=str(SCREENSHOTS))
+    walk.process.stdin.write(json.dumps(dataclasses.asdict(settings)) + "\n")
+    walk.process.stdin.flush()
+    return Story(walk)
 
 
 def test_signing_in_opens_the_tools_screen(story):
@@ -195,24 +260,6 @@ def test_publishing_a_project_lists_each_tool_version_it_freezes_and_what_breaks
     assert "get_profile version 1" in seen["versions"]
 
 
-def test_the_tools_screen_pages_searches_and_sorts_on_the_server(story):
-    seen = story["tools_screen"]
-    first = seen["first"]
-    assert first["count"] == f"Tools 1–50 of {4 + CATALOG_TOOLS}, sorted by tool name" and first["rows"] == 50
-    assert first["names"][:5] == ["get_profile", "product_search", TOOL, "stock_levels", "warehouse_bin_00"]
-    # tool name, display name (and description), project, scope, session start, entitlement, latest version, draft
-    # The agent started a new draft after the project published version 2.
-    assert first["cells"][TOOL] == [TOOL, "Customer orders\nThe signed-in customer's orders, filtered by status.",
-                                    "Organization-wide", "Per-user", "No", "None", "Version 2", "Draft from v2"]
-    assert first["cells"]["get_profile"][3:5] == ["Per-user", "Yes"]
-    assert first["cells"]["stock_levels"][5:7] == ["staff:read", "Version 1"]
-    assert first["next"] == "/tools?page=2"
-    # "customer" is in search_orders' display name and in get_profile's description.
-    assert seen["searched"] == {"count": '2 tools matching “customer”, sorted by tool name',
-                                "names": ["get_profile", TOOL]}
-    assert seen["by_draft"] == {"names": [TOOL, "get_profile"], "sorted": "ascending"}
-
-
 def test_the_playground_shows_each_call_full_width_with_its_assertion_once(story):
     seen = story["playground"]
     assert "get_profile" in seen["context"] and '"sub": "alice"' in seen["context"]
@@ -254,6 +301,24 @@ def test_an_agent_key_sees_no_publish_button(story):
     assert seen["publish_page"] == "Not allowed"
 
 
+def test_the_tools_screen_pages_searches_and_sorts_on_the_server(story):
+    seen = story["tools_screen"]
+    first = seen["first"]
+    assert first["count"] == f"Tools 1–50 of {4 + CATALOG_TOOLS}, sorted by tool name" and first["rows"] == 50
+    assert first["names"][:5] == ["get_profile", "product_search", TOOL, "stock_levels", "warehouse_bin_00"]
+    # tool name, display name (and description), project, scope, session start, entitlement, latest version, draft
+    # The agent started a new draft after the project published version 2.
+    assert first["cells"][TOOL] == [TOOL, "Customer orders\nThe signed-in customer's orders, filtered by status.",
+                                    "Organization-wide", "Per-user", "No", "None", "Version 2", "Draft from v2"]
+    assert first["cells"]["get_profile"][3:5] == ["Per-user", "Yes"]
+    assert first["cells"]["stock_levels"][5:7] == ["staff:read", "Version 1"]
+    assert first["next"] == "/tools?page=2"
+    # "customer" is in search_orders' display name and in get_profile's description.
+    assert seen["searched"] == {"count": '2 tools matching “customer”, sorted by tool name',
+                                "names": ["get_profile", TOOL]}
+    assert seen["by_draft"] == {"names": [TOOL, "get_profile"], "sorted": "ascending"}
+
+
 def test_a_url_no_page_has_shows_the_dashboards_error_page(story):
     assert story["error_page"] == {"status": 404, "type": "text/html", "h1": "Not found"}
 
@@ -279,16 +344,17 @@ AXE_SCREENS = {f"{screen} at {width} px" for screen, widths in {
 
 
 def test_axe_finds_no_serious_or_critical_violation_on_any_screen(story):
-    checked = story["axe"]
+    checked = story["end"]["axe"]
     assert set(checked) == AXE_SCREENS
     assert json.dumps({screen: found for screen, found in checked.items() if found}) == "{}"
 
 
 def test_every_asset_comes_from_the_service(story):
-    assert story["offsite_requests"] == []
+    assert story["end"]["offsite_requests"] == []
 
 
 def test_each_screen_is_saved_as_a_small_screenshot(story):
+    story["end"]  # every screen has been seen
     for name in SCREENS:
         data = (SCREENSHOTS / name).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n"

@@ -1,9 +1,10 @@
 """Drive Toolgate's /mcp with the official MCP Python SDK client, over Streamable HTTP, and print what happened.
 
-Run as `.venv/bin/python tests/mcp/sdk_scenario.py URL KEY PREFIX PROJECT`. It is a separate process because the
-SDK is asyncio/anyio and the test process is gevent-patched. It registers `{PREFIX}_orders`, saves, reads back,
-collects each refusal, pins the draft into PROJECT and tries every way to publish; it asserts nothing itself and
-prints one JSON document for the test to assert on.
+Run as `.venv/bin/python tests/mcp/sdk_scenario.py URL KEY PREFIX PROJECT`, or with no arguments and them on one line
+of stdin (the test starts it early, so the SDK, a second or two to import, is imported by the time the service is
+up). It is a separate process because the SDK is asyncio/anyio and the test process is gevent-patched. It registers
+`{PREFIX}_orders`, saves, reads back, collects each refusal, pins the draft into PROJECT and tries every way to
+publish; it asserts nothing itself and prints one JSON document for the test to assert on.
 """
 from __future__ import annotations
 
@@ -86,7 +87,10 @@ async def scenario(url: str, key: str, prefix: str, project: str) -> dict[str, A
 
 
 def main() -> None:
-    url, key, prefix, project = sys.argv[1:5]
+    arguments = sys.argv[1:5] or sys.stdin.readline().split()
+    if not arguments:  # the test run ended without needing the scenario
+        return
+    url, key, prefix, project = arguments
     print(json.dumps(asyncio.run(scenario(url, key, prefix, project))))
 
 

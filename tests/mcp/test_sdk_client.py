@@ -1,7 +1,8 @@
 """The official MCP Python SDK client, over Streamable HTTP, against a live service: a real client we did not write.
 
 The scenario (`sdk_scenario.py`) runs once per key in a subprocess, the agent's and the admin's at the same time;
-each test below asserts on one part of what it printed and on what the REST API shows afterwards.
+each test below asserts on one part of what it printed and on what the REST API shows afterwards. The processes
+start ahead (a head start, see tests.helpers.head_start) and import the SDK while other tests run.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 import gevent
 import pytest
 
-from tests.helpers import key_id
+from tests.helpers import head_start, key_id
 
 pytestmark = pytest.mark.service(per_module=True)  # the scenario runs once, and each test reads it
 
@@ -22,22 +23,42 @@ AGENT_TOOLS = {"list_tools", "get_tool", "validate_definition", "register_tool",
                "import_openapi", "list_projects", "pin_tool"}
 
 
-def run_scenario(url: str, key: str, prefix: str, project: str) -> dict:
-    done = subprocess.run([sys.executable, str(SCENARIO), url, key, prefix, project], capture_output=True,
-                          text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+#: The longest the scenario may take, once its process has the service's URL.
+SCENARIO_TIMEOUT_SECONDS = 60
+ROLES = ("agent", "admin")
+
+
+@head_start("runs")
+def scenario_processes():
+    """The scenario's process per role, started early: each imports the SDK, then waits for its arguments."""
+    processes = {role: subprocess.Popen([sys.executable, str(SCENARIO)], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for role in ROLES}
+    try:
+        yield processes
+    finally:
+        for process in processes.values():
+            if process.poll() is None:
+                process.kill()
+            process.communicate()
+
+
+def run_scenario(process: subprocess.Popen, url: str, key: str, prefix: str, project: str) -> dict:
+    out, err = process.communicate(f"{url} {key} {prefix} {project}\n", timeout=SCENARIO_TIMEOUT_SECONDS)
+    assert process.returncode == 0, err
+    return json.loads(out)
 
 
 @pytest.fixture(scope="module")
-def runs(module_service):
+def runs(module_service, head_starts):
     """The scenario's output per role; each role works in a project of its own."""
     service = module_service
+    processes = head_starts["runs"].get()
     keys = {"agent": service.agent_key, "admin": service.admin_key}
-    for role in keys:
+    for role in ROLES:
         assert service.api("POST", "/v1/projects", json={"name": f"{role}_shop"}).status_code == 201
-    jobs = {role: gevent.spawn(run_scenario, service.url + "/mcp", key, role, f"{role}_shop")
-            for role, key in keys.items()}
+    jobs = {role: gevent.spawn(run_scenario, processes[role], service.url + "/mcp", keys[role], role, f"{role}_shop")
+            for role in ROLES}
     gevent.joinall(list(jobs.values()), raise_error=True)
     return {role: job.value for role, job in jobs.items()}
 

@@ -14,11 +14,12 @@ import sys
 import time
 from pathlib import Path
 
+import gevent
 import gevent.pool
 import pytest
 import requests
 
-from tests.helpers import POSTGRES_URL, free_port, fresh_postgres_schema, mock_backend
+from tests.helpers import POSTGRES_URL, free_port, fresh_postgres_schema, head_start, mock_backend
 
 pytestmark = pytest.mark.skipif(not POSTGRES_URL, reason="TOOLGATE_TEST_POSTGRES_URL is not set")
 
@@ -48,25 +49,26 @@ def _wait_until_up(url: str, process: subprocess.Popen) -> None:
     raise AssertionError(f"{url} did not come up")
 
 
-@pytest.fixture(scope="module")
-def schema_url():
-    """A fresh PostgreSQL schema of this module's own (`toolgate migrate` migrates it), dropped afterwards."""
-    with fresh_postgres_schema(POSTGRES_URL, migrated=False) as url:
-        yield url
+@head_start("instances")
+def started_instances():
+    """(A's URL, B's URL, admin key, backend key), on a fresh PostgreSQL schema of their own (`toolgate migrate`
+    migrates it) dropped afterwards; both processes are stopped afterwards. Seconds of processes starting, begun ahead
+    (tests.helpers.head_start)."""
+    if not POSTGRES_URL:  # the module's tests skip
+        yield None
+        return
+    with fresh_postgres_schema(POSTGRES_URL, migrated=False) as schema_url:
+        yield from _instances(schema_url)
 
 
-@pytest.fixture(scope="module")
-def instances(schema_url):
-    """(A's URL, B's URL, admin key, backend key); both processes are stopped afterwards."""
+def _instances(schema_url: str):
     ports = [free_port(), free_port()]
     urls = [f"http://127.0.0.1:{port}" for port in ports]
     env = {**os.environ, "TOOLGATE_DATABASE_URL": schema_url, "TOOLGATE_SECRET_KEY": SECRET,
            "TOOLGATE_PUBLIC_URL": urls[0], "TOOLGATE_ALLOWED_NETWORKS": "127.0.0.0/8"}
     env.pop("TOOLGATE_WORKERS", None)
     _toolgate("migrate", env=env)
-    admin_key = json.loads(_toolgate("org", "create", "scale", "--json", env=env))["admin_key"]
-    backend_key = json.loads(_toolgate("key", "create", "--org", "scale", "--role", "backend", "--json",
-                                       env=env))["key"]
+    keys = gevent.spawn(_keys, env)  # while both instances start
     processes = []
     try:
         for port, extra in zip(ports, ([], ["--workers", "2"])):
@@ -75,7 +77,7 @@ def instances(schema_url):
                 cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         for url, process in zip(urls, processes):
             _wait_until_up(url, process)
-        yield urls[0], urls[1], admin_key, backend_key
+        yield urls[0], urls[1], *keys.get()
     finally:
         for process in processes:
             process.terminate()
@@ -85,6 +87,20 @@ def instances(schema_url):
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+def _keys(env: dict[str, str]) -> tuple[str, str]:
+    """The organization `scale`: its admin key and a backend key."""
+    admin_key = json.loads(_toolgate("org", "create", "scale", "--json", env=env))["admin_key"]
+    backend_key = json.loads(_toolgate("key", "create", "--org", "scale", "--role", "backend", "--json",
+                                       env=env))["key"]
+    return admin_key, backend_key
+
+
+@pytest.fixture(scope="module")
+def instances(head_starts):
+    """(A's URL, B's URL, admin key, backend key)."""
+    return head_starts["instances"].get()
 
 
 def call(method: str, url: str, key: str, **kwargs) -> requests.Response:
