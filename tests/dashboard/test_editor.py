@@ -23,8 +23,9 @@ def as_form(definition: dict) -> dict:
     form = {"op": "save", "description": definition.get("description") or "", "method": definition["method"],
             "url": definition["url"], "scope": definition.get("scope") or "shared",
             "required_entitlement": definition.get("required_entitlement") or ""}
-    if definition.get("runs_at_session_start"):
-        form["runs_at_session_start"] = "on"
+    for flag in ("runs_at_session_start", "requires_approval"):
+        if definition.get(flag):
+            form[flag] = "on"
     for i, parameter in enumerate(definition.get("parameters", [])):
         for key, value in parameter.items():
             if key != "required" and value is not None:
