@@ -82,8 +82,9 @@ def aimed_elsewhere(area_name: str) -> Mode:
     return Mode(f"aimed-elsewhere-{area_name}", frozenset(), front, back, model)
 
 
+# No mode of no faults: every case but the slow ones passes per area with the doubles in front and every fault aimed
+# elsewhere switched on (`aimed_elsewhere`), which already shows the doubles alone break nothing.
 MODES = [
-    Mode("transparent", frozenset()),
     Mode("rule", area("rule"), front={"reword": True, "drop-extra": True, "refuse-named": "_rule_valid_"}),
     Mode("reworded-messages", area("rule") - VALID_RULES, front={"reword": True}),
     Mode("lifecycle", area("lifecycle"), front={

@@ -34,24 +34,14 @@ def _run(mode: Mode, selected: list[str], doubles, tmp_path, capsys) -> tuple[in
 
 
 def _parts(mode: Mode) -> list:
-    """The mode's runs: its cases but the slow ones, then its slow ones; a mode that breaks nothing, whose cases are
-    every case of the suite, an area at a time."""
-    if mode.breaks:
-        groups = [(mode.name, mode.selected)]
-    else:
-        groups = [(f"{mode.name}-{name}", [case_id for case_id in mode.selected if case_id.startswith(name + "/")])
-                  for name in AREAS]
-    parts = []
-    for label, cases in groups:
-        for suffix, group in (("", [c for c in cases if c not in SLOW]), ("-slow", [c for c in cases if c in SLOW])):
-            if group:
-                parts.append(pytest.param(mode, group, id=label + suffix))
-    return parts
+    """The mode's runs: its cases but the slow ones, then its slow ones."""
+    return [pytest.param(mode, group, id=mode.name + suffix)
+            for suffix, group in (("", [c for c in mode.selected if c not in SLOW]),
+                                  ("-slow", [c for c in mode.selected if c in SLOW])) if group]
 
 
 #: The runs of every mode. A slow case runs apart from the rest, so that it waits out the call deadline on top of
-#: its own setup only, not one slowed by all the cases beside it; and the transparent mode, a run of the whole suite
-#: that took seconds, runs an area at a time.
+#: its own setup only, not one slowed by all the cases beside it.
 PARTS = [part for mode in MODES for part in _parts(mode)]
 
 
