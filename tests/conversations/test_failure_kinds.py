@@ -52,12 +52,13 @@ class Platform:
                                 **kwargs)
 
 
-@head_start("every_case_step")
+@head_start("every_case_step", at_first_test=True)
 def started_every_case_step():
     """The one step that waits on the real ten-second deadline (every other test injects a shorter one), against a
     platform, a mock and their database of their own, in processes of their own (the kit's launcher), with the
     spec's deadline. One step carries every case, so it is waited on once, not once per case; and it is taken as a
-    head start (tests.helpers.head_start), so its ten seconds pass beside other tests rather than as one of them.
+    head start (tests.helpers.head_start) from the run's first test, so its ten seconds pass beside other tests rather
+    than as one of them (begun with the kit's folder, its processes' start slowed the broken platforms there).
     Yields the step's results, the calls the mock saw and the platform's call log for the turn."""
     with local_platform() as started:
         platform, backend = Platform(started), started.mock_url
