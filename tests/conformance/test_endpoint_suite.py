@@ -108,9 +108,9 @@ def test_every_case_passes_against_an_honest_backend(backend, tmp_path, capsys):
 @pytest.mark.parametrize("mode", sorted(BROKEN))
 def test_a_broken_mock_fails_exactly_the_cases_of_its_rule(mode, tmp_path, capsys):
     code, outcomes = _run(mock(mode), tmp_path)
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
 
-    assert code == 1
+    assert code == 1, out + err
     assert _failing(outcomes) == BROKEN[mode]
     assert {case for case, outcome in outcomes.items() if outcome == "passed"} == set(ALL) - BROKEN[mode] - {APPROVAL}
     for case_id in BROKEN[mode]:
