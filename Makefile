@@ -33,7 +33,8 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	sh tests/dashboard/ensure_browser.sh
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	# Two pytest processes side by side, one per core (tests/shards.py); `pytest` alone runs the same tests in one.
+	$(BIN)/python -m tests.shards -q -p no:cacheprovider
 
 bench: $(STAMP)
 	$(BIN)/pip install --quiet -e ".[test,bench]"

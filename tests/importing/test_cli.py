@@ -31,8 +31,7 @@ def drafts(database):
 
 
 def test_a_dry_run_lists_each_operation_and_writes_nothing_then_the_import_writes_drafts(tmp_path):
-    database = f"sqlite:///{tmp_path / 'import.db'}"
-    toolgate("migrate", database=database)
+    database = migrated_sqlite(tmp_path / "import.db")  # `toolgate migrate` is tested in tests/test_cli.py
     toolgate("org", "create", "pets", database=database)
     preview = json.loads(toolgate("tools", "import", str(DOCUMENTS / "petstore.yaml"), "--org", "pets",
                                   "--dry-run", "--json", database=database).stdout)
@@ -46,8 +45,7 @@ def test_a_dry_run_lists_each_operation_and_writes_nothing_then_the_import_write
 
 
 def test_a_document_that_cannot_be_read_or_an_unknown_org_is_refused_in_one_line(tmp_path):
-    database = f"sqlite:///{tmp_path / 'import.db'}"
-    toolgate("migrate", database=database)
+    database = migrated_sqlite(tmp_path / "import.db")
     toolgate("org", "create", "pets", database=database)
     garbage = tmp_path / "garbage.yaml"
     garbage.write_text("swagger: '2.0'\npaths: {}\n")
