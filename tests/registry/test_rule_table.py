@@ -22,19 +22,21 @@ ELSEWHERE = {"dashboard/account.py", "dashboard/playground.py"}
 
 
 @functools.lru_cache(maxsize=None)
-def parsed() -> tuple[tuple[str, ast.AST], ...]:
-    return tuple((str(path.relative_to(SERVICE)), ast.parse(path.read_text(encoding="utf-8")))
-                 for path in sorted(SERVICE.rglob("*.py")))
+def _calls_by_name() -> dict[str, list[tuple[str, ast.Call]]]:
+    """Every call in the service's source, by the name called (a function or a method), walked once."""
+    found: dict[str, list[tuple[str, ast.Call]]] = {}
+    for path in sorted(SERVICE.rglob("*.py")):
+        where = str(path.relative_to(SERVICE))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+                found.setdefault(called, []).append((where, node))
+    return found
 
 
 def calls(name):
     """(file, call) for every call of `name` (a function or a method) in the service's source."""
-    for where, tree in parsed():
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call):
-                called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
-                if called == name:
-                    yield where, node
+    return iter(_calls_by_name().get(name, []))
 
 
 def literal(node):
