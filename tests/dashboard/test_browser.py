@@ -245,9 +245,12 @@ def test_starting_a_new_draft_copies_the_published_version(story):
     assert seen["saved"] == ["subject", "statuses", "limit"]
 
 
+def test_a_new_project_saves_the_pins_chosen_for_each_tool(story):
+    assert story["project"]["saved"] == "Saved the draft version's pins."
+
+
 def test_publishing_a_project_lists_each_tool_version_it_freezes_and_what_breaks(story):
-    seen = story["project"]
-    assert seen["saved"] == "Saved the draft version's pins."
+    seen = story["project_publish"]
     assert seen["phone"] == {"overflow": 0}
     assert TOOL in seen["drafts_listed"] and "becomes version 2" in seen["drafts_listed"]
     assert seen["freeze"].startswith("Project version 1 freezes 3 tool versions. 1 of them breaks the model or the "
