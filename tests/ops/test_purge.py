@@ -56,11 +56,11 @@ def test_purging_while_the_service_serves_loses_no_new_call(tmp_path, database_u
     """The purge runs as its own process, as an operator would run it, while calls are recorded meanwhile."""
     with live_service(tmp_path, database_url=database_url) as service:
         with db.connection_context():
-            fill(get_organization(service.org).id, 3000, 40)
+            fill(get_organization(service.org).id, 1000, 40)
         publish_project(service, [tool("recent", "http://127.0.0.1:9/x")])  # the address guard allows it: refused port
         token = service.session_token()
         purger = subprocess.Popen(
-            [sys.executable, "-m", "service.entry", "calls", "purge", "--batch", "100", "--database", database_url],
+            [sys.executable, "-m", "service.entry", "calls", "purge", "--batch", "50", "--database", database_url],
             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env={**os.environ, "PYTHONPATH": str(ROOT)})
         steps, deadline = 0, time.monotonic() + 30
@@ -70,7 +70,7 @@ def test_purging_while_the_service_serves_loses_no_new_call(tmp_path, database_u
         out, err = purger.communicate(timeout=30)
         assert purger.returncode == 0, err
         assert steps >= 1  # the service recorded calls while the purge ran
-        assert "purged 3000 call records older than 30 days" in out
+        assert "purged 1000 call records older than 30 days" in out
         converse(service, token, ("recent", {}))
         with db.connection_context():
             assert remaining()["old"] == 0
