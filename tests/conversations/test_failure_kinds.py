@@ -3,6 +3,7 @@ import json
 import math
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import requests
@@ -13,6 +14,7 @@ from tests.helpers import Conversation, head_start, publish_project, tool
 
 #: A call's clock may read a little under the deadline when the timer fires (the loop's time is cached).
 TIMER_SLACK_MS = 100
+ROOT = Path(__file__).parents[2]
 #: Far above the step's ten seconds and its processes' start: a hang fails rather than stalls.
 RUN_TIMEOUT_SECONDS = 120
 
@@ -24,7 +26,7 @@ def started_every_case_step():
     its ten seconds pass beside other tests rather than as one of them, and its processes' start takes only the CPU
     the tests leave idle (at full priority it slowed the tests it began beside)."""
     process = subprocess.Popen(["nice", "-n", "10", sys.executable, "-m", "tests.conversations.every_case_run"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         out, err = process.communicate(timeout=RUN_TIMEOUT_SECONDS)
         yield process.returncode, out, err
