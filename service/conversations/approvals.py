@@ -44,20 +44,22 @@ def _display_names(session: Session, names: set[str]) -> dict[str, str]:
     return {t.name: t.display_name or t.name for t in tools}
 
 
+def _views(session: Session, rows: list[Approval]) -> list[dict[str, Any]]:
+    names, at = _display_names(session, {r.tool for r in rows}), now()
+    return [approval_view(r, names, at) for r in rows]
+
+
 def list_approvals(session: Session, conversation_id: str) -> list[dict[str, Any]]:
     """The conversation's approvals, pending and decided, oldest first; 404 unless it is the session subject's."""
     conversation = get_conversation(session, conversation_id)
-    rows = list(Approval.select().where(Approval.conversation == conversation)
-                .order_by(Approval.created_at, Approval.id))
-    names, at = _display_names(session, {r.tool for r in rows}), now()
-    return [approval_view(r, names, at) for r in rows]
+    return _views(session, list(Approval.select().where(Approval.conversation == conversation)
+                                .order_by(Approval.created_at, Approval.id)))
 
 
 def approval_views(session: Session, conversation: Conversation, ids: list[str]) -> list[dict[str, Any]]:
     """The conversation's approvals of these ids, in their order, as `list_approvals` shows them."""
     rows = {r.id: r for r in Approval.select().where(Approval.conversation == conversation, Approval.id.in_(ids))}
-    names, at = _display_names(session, {r.tool for r in rows.values()}), now()
-    return [approval_view(rows[i], names, at) for i in ids if i in rows]
+    return _views(session, [rows[i] for i in ids if i in rows])
 
 
 def decide(session: Session, conversation_id: str, approval_id: str, body: Any, dispatcher: Dispatcher, *,

@@ -182,12 +182,11 @@ def run_model_step(session: Session, conversation: Conversation, turn: Turn, cal
 
     Each result is what the model sees (`output` or `error`) plus the call's `latency_ms`; a call of a tool that
     requires approval whose arguments fit is held unsent, and its result is `approval` ({id, status, expires_at})
-    alone. A caller that shows
-    people what was sent (the playground) passes `assertions` to receive each call's signed assertion, or None
-    where nothing was called, and `found` to receive, for each call, the arguments that did not fit and why (empty
-    unless it failed invalid-arguments): the model itself only ever gets the fixed failure object. 429 when the
-    organization's share of calls in flight would be passed, unless the caller already holds the step's slots
-    (`slots_held`).
+    alone. A caller that shows people what was sent (the playground) passes `assertions` to receive each call's
+    signed assertion, or None where nothing was called, and `found` to receive, for each call, the arguments that
+    did not fit and why (empty unless it failed invalid-arguments): the model itself only ever gets the fixed
+    failure object. 429 when the organization's share of calls in flight would be passed, unless the caller already
+    holds the step's slots (`slots_held`).
     """
     tools = offered(conversation_tools(conversation), session.entitlements)
     outcomes = _dispatch(session, turn.id, calls, tools, dispatcher, conversation.id, session_start=False,

@@ -87,10 +87,10 @@ def observe_step(org: str, rows: Iterable[Mapping], *, session_start: bool) -> N
         SESSION_START_RUNS.labels(org).inc()
 
 
-def approvals(org: str, tool: str, status: str, count: int = 1) -> None:
-    """Count `count` approvals of `tool` reaching `status`: "pending" as calls are held, then each decision. Labels
-    only: an approval's id, its arguments and the session's token never reach the metrics."""
-    _child(APPROVALS, org, tool, status).inc(count)
+def approvals(org: str, tool: str, status: str) -> None:
+    """Count an approval of `tool` reaching `status`: "pending" as its call is held, then its decision. Labels only:
+    an approval's id, its arguments and the session's token never reach the metrics."""
+    _child(APPROVALS, org, tool, status).inc()
 
 
 def registry_write(org: str, action: str) -> None:
