@@ -16,8 +16,9 @@ import json  # noqa: E402
 
 import requests  # noqa: E402
 
-from conformance.platform.launch import local_platform  # noqa: E402
-from tests.helpers import Conversation, publish_project, tool  # noqa: E402
+from conformance.platform.launch import ORG, local_platform  # noqa: E402
+from service.config import Config  # noqa: E402
+from tests.helpers import Conversation, LiveService, publish_project, tool  # noqa: E402
 
 #: The mock keeps `too_slow` this long, past the deadline: a call still waiting then was not cut off at the deadline.
 TOO_SLOW_SECONDS = 11
@@ -40,30 +41,13 @@ CASES = {
 }
 
 
-class Platform:
-    """What `publish_project` and `Conversation` need of a platform the kit's launcher started."""
-
-    def __init__(self, started):
-        self.url, self.admin_key = started.url, started.admin_key
-
-    def api(self, method, path, key=None, **kwargs):
-        return requests.request(method, self.url + path, headers={"Authorization": f"Bearer {key or self.admin_key}"},
-                                timeout=30, **kwargs)
-
-    def session_token(self, subject):
-        response = self.api("POST", "/v1/session-tokens", json={"subject": subject})
-        assert response.status_code == 201, response.text
-        return response.json()["token"]
-
-    def as_session(self, method, path, token, **kwargs):
-        return requests.request(method, self.url + path, headers={"Authorization": f"Bearer {token}"}, timeout=60,
-                                **kwargs)
-
-
 def run() -> dict:
     """Take the step; what the test checks."""
     with local_platform() as started:
-        platform, backend = Platform(started), started.mock_url
+        # The launcher's admin key also mints session tokens: it stands in for the backend key.
+        platform = LiveService(url=started.url, config=Config(public_url=started.url), org=ORG,
+                               admin_key=started.admin_key, agent_key=started.agent_key, backend_key=started.admin_key)
+        backend = started.mock_url
         tools = [tool(name, f"{backend}/tools/{name}{path}") for name, (path, _) in CASES.items()]
         tools.append(tool("closed_port", "http://127.0.0.1:9/nothing"))
         tools.append(tool("no_such_host", "http://no-such-host.invalid/x"))

@@ -8,6 +8,7 @@ import requests
 
 from service.dashboard.calls import decode_unverified
 from tests.dashboard.client import Person
+from tests.helpers import publish_project, tool
 
 pytestmark = pytest.mark.service(per_module=True)  # each test names its own tools
 
@@ -20,22 +21,14 @@ def project(module_service, module_backend):
     subject = [{"name": "subject", "type": "string", "location": "path"}]
     tools = [
         # Two calls of it answer only once both are at the mock at the same time (mock_backend.gathering).
-        {"name": "pair", "url": f"{backend}/tools/pair/together/playground/2"},
-        {"name": "refusing", "url": f"{backend}/tools/refusing/status/404"},
-        {"name": "echo_me", "url": echo.format("echo_me") + "/users/{subject}", "scope": "per_user",
-         "parameters": subject},
-        {"name": "entitled", "url": echo.format("entitled"), "required_entitlement": "orders:read"},
-        {"name": "starter", "url": echo.format("starter") + "/users/{subject}", "scope": "per_user",
-         "runs_at_session_start": True, "parameters": subject},
+        tool("pair", f"{backend}/tools/pair/together/playground/2"),
+        tool("refusing", f"{backend}/tools/refusing/status/404"),
+        tool("echo_me", echo.format("echo_me") + "/users/{subject}", scope="per_user", parameters=subject),
+        tool("entitled", echo.format("entitled"), required_entitlement="orders:read"),
+        tool("starter", echo.format("starter") + "/users/{subject}", scope="per_user", parameters=subject,
+             runs_at_session_start=True),
     ]
-    for tool in tools:
-        response = service.api("POST", "/v1/tools", json={"description": f"The {tool['name']} tool.",
-                                                          "method": "GET", **tool})
-        assert response.status_code == 201, response.text
-    assert service.api("POST", "/v1/projects", json={"name": "play"}).status_code == 201
-    pins = [{"tool": t["name"], "version": "draft"} for t in tools]
-    assert service.api("PUT", "/v1/projects/play/draft", json={"pins": pins}).status_code == 200
-    assert service.api("POST", "/v1/projects/play/publish").status_code == 201
+    publish_project(service, tools, "play")
     return "play"
 
 
@@ -188,16 +181,10 @@ def test_the_playground_is_for_keys_that_may_mint_session_tokens(agent, project)
 def orders(module_service, module_backend):
     """A published project with a consequential tool (place_order, an echo, requires approval) and an ordinary one."""
     service, backend = module_service, module_backend
-    tools = [{"name": "place_order", "url": f"{backend}/tools/place_order/echo", "method": "POST",
-              "requires_approval": True, "parameters": [{"name": "item", "type": "string", "location": "body"}]},
-             {"name": "look", "url": f"{backend}/tools/look/echo", "method": "GET"}]
-    for tool in tools:
-        response = service.api("POST", "/v1/tools", json={"description": f"The {tool['name']} tool.", **tool})
-        assert response.status_code == 201, response.text
-    assert service.api("POST", "/v1/projects", json={"name": "orders"}).status_code == 201
-    pins = [{"tool": t["name"], "version": "draft"} for t in tools]
-    assert service.api("PUT", "/v1/projects/orders/draft", json={"pins": pins}).status_code == 200
-    assert service.api("POST", "/v1/projects/orders/publish").status_code == 201
+    tools = [tool("place_order", f"{backend}/tools/place_order/echo", method="POST", requires_approval=True,
+                  parameters=[{"name": "item", "type": "string", "location": "body"}]),
+             tool("look", f"{backend}/tools/look/echo")]
+    publish_project(service, tools, "orders")
     return "orders:1"
 
 
