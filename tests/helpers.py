@@ -64,6 +64,18 @@ def serving(app: Callable, make: Callable | None = None) -> Iterator[str]:
         server.stop(timeout=1)
 
 
+def exchange(port: int, raw: bytes) -> bytes:
+    """Send `raw` bytes to a loopback port on a fresh connection and read until the server closes it or goes quiet."""
+    with socket.create_connection((LOOPBACK, port), timeout=5) as sock:
+        sock.sendall(raw)
+        sock.shutdown(socket.SHUT_WR)
+        chunks = []
+        with contextlib.suppress(socket.timeout):
+            while chunk := sock.recv(65536):
+                chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def wait_for(condition: Callable[[], object], seconds: float = 5.0) -> None:
     """Return as soon as `condition()` holds, checking every hundredth of a second; gevent.Timeout after `seconds`.
     For waiting on a thing that happens (a call has arrived), never on a guess of how long it takes."""

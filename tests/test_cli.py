@@ -18,6 +18,7 @@ import requests
 
 from service.cli import cli as cli_group
 from service.cli import main as cli_main
+from tests.helpers import exchange
 
 TOOLGATE = str(Path(sys.executable).with_name("toolgate"))
 SECRET = "cli-test-secret"
@@ -169,16 +170,9 @@ def test_serve_on_port_zero_prints_the_bound_url_and_stops_cleanly_on_sigterm(tm
         assert jwt.decode(minted.json()["token"], options={"verify_signature": False})["iss"] == f"{url}/orgs/acme"
         # It serves with the service's handler (service/server.py), which reads a head strictly: two different
         # lengths are refused rather than one guessed (request smuggling), and the answer is one write.
-        assert _raw_exchange(url, b"POST /healthz HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\n"
-                                  b"Content-Length: 2\r\n\r\nab").startswith(b"HTTP/1.1 400 ")
+        assert exchange(int(url.rsplit(":", 1)[1]), b"POST /healthz HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\n"
+                        b"Content-Length: 2\r\n\r\nab").startswith(b"HTTP/1.1 400 ")
         assert stopped_by(process, signal.SIGTERM) == 0
-
-
-def _raw_exchange(url: str, raw: bytes) -> bytes:
-    host, port = url.removeprefix("http://").split(":")
-    with socket.create_connection((host, int(port)), timeout=10) as sock:
-        sock.sendall(raw)
-        return sock.recv(65536)
 
 
 def test_serve_with_workers_listens_on_the_socket_it_bound_first(tmp_path):

@@ -1,11 +1,11 @@
 """The serving loop's handler on a real socket: the request head read strictly, each answer written at once."""
 import contextlib
-import socket
 
 import gevent.pywsgi
 import pytest
 
 from service.server import MAX_HEADER_FIELDS, MAX_HEADER_LINE, make_server
+from tests.helpers import exchange
 
 
 def echo(environ, start_response):
@@ -31,18 +31,6 @@ def serving():
         yield server.server_port
     finally:
         server.stop(timeout=1)
-
-
-def exchange(port: int, raw: bytes) -> bytes:
-    """Send `raw` on a fresh connection and read until the server closes it or goes quiet."""
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
-        sock.sendall(raw)
-        sock.shutdown(socket.SHUT_WR)
-        chunks = []
-        with contextlib.suppress(socket.timeout):
-            while chunk := sock.recv(65536):
-                chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def request(head: str, body: bytes = b"") -> bytes:
