@@ -32,18 +32,22 @@ def toolgate(*args, env=None, check=True):
     return result
 
 
-def test_org_and_key_creation_print_the_contracts_json(tmp_path):
+def test_migrate_and_org_creation_print_the_contracts_json(tmp_path):
     database = f"sqlite:///{tmp_path / 'cli.db'}"
     assert "applied: 0001_registry" in toolgate("migrate", "--database", database).stdout
     env = {"TOOLGATE_PUBLIC_URL": "https://tools.example.com"}
     created = json.loads(toolgate("org", "create", "acme", "--json", "--database", database, env=env).stdout)
     assert set(created) == {"org", "issuer", "admin_key"}
     assert created["issuer"] == "https://tools.example.com/orgs/acme"
-    key = json.loads(toolgate("key", "create", "--org", "acme", "--role", "agent", "--json",
-                              "--database", database).stdout)
-    assert set(key) == {"key", "role"} and key["role"] == "agent" and key["key"] != created["admin_key"]
     again = toolgate("org", "create", "acme", "--json", "--database", database, check=False)
     assert again.returncode != 0 and "already exists" in again.stderr
+
+
+def test_key_creation_prints_the_contracts_json(tmp_path):
+    database, admin_key = _migrated_with_org(tmp_path)
+    key = json.loads(toolgate("key", "create", "--org", "acme", "--role", "agent", "--json",
+                              "--database", database).stdout)
+    assert set(key) == {"key", "role"} and key["role"] == "agent" and key["key"] != admin_key
 
 
 def test_serve_refuses_a_database_whose_schema_is_behind(tmp_path):
@@ -180,6 +184,8 @@ def test_serve_with_workers_listens_on_the_socket_it_bound_first(tmp_path):
     with started("serve", "--port", "0", "--workers", "1", "--database", database) as (process, url):
         assert requests.get(f"{url}/healthz", timeout=30, headers={"Connection": "close"}).status_code == 200
         assert stopped_by(process, signal.SIGTERM) == 0
+        logged = process.stderr.read()
+    assert "Handling signal: term" in logged and "Logging error" not in logged  # gunicorn's own lines print whole
 
 
 def test_serve_on_a_taken_port_says_so_and_exits_2():

@@ -87,10 +87,12 @@ def configure_logging(level: int = logging.INFO) -> None:
     """JSON lines on stderr for the service's loggers; idempotent, so building several apps adds one handler.
 
     Records skip what no line here shows, as the logging HOWTO's "Optimization" section describes: the caller's
-    file and line (a walk up the stack for every record) and the thread, process and task names.
+    file and line (a walk up the stack for every record) and the process and task names. The switches are
+    process-wide, so the thread and process ids stay: another library's format may print them with `%d`, as
+    gunicorn's does with the process id, which cannot format the None a switched-off field holds.
     """
     logging._srcfile = None  # type: ignore[attr-defined]  # the HOWTO's documented switch
-    logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
+    logging.logMultiprocessing = False
     logging.logAsyncioTasks = False  # type: ignore[attr-defined]
     logger = logging.getLogger(ROOT_LOGGER)
     if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
