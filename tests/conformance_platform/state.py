@@ -12,7 +12,7 @@ from conformance.tokens import SigningKey
 #: (`SLOW_FIRST_CALL_SECONDS`, in `parallel/results-in-order`) must stay below that, and an ordinary call, on a
 #: loaded machine, far below the deadline itself. The tests of the slow cases wait it out on top of their setup, and
 #: stay under three seconds with it.
-DEADLINE_SECONDS = 2.25
+DEADLINE_SECONDS = 2.0
 
 
 @dataclass

@@ -76,19 +76,22 @@ class Settings:
 
 
 class Story:
-    def __init__(self, args: Settings, browser):
+    def __init__(self, args: Settings, browser, page: "Page"):
+        """`page`: the wide window the story walks, opened while the browser waited for the settings."""
         self.args, self.browser, self.offsite = args, browser, []
         self.shots = Path(args.shots)
         self.shots.mkdir(parents=True, exist_ok=True)
-        self.page = self.new_page(WIDE)
+        self.page = self._watched(page)
         self.axe_found: dict[str, list] = {}
         self.axe_seconds: dict[str, float] = {}
         from axe_playwright_python.base import AXE_SCRIPT
         self.axe_script = AXE_SCRIPT
 
     def new_page(self, viewport) -> "Page":
-        context = self.browser.new_context(viewport=viewport)
-        page = context.new_page()
+        return self._watched(self.browser.new_context(viewport=viewport).new_page())
+
+    def _watched(self, page: "Page") -> "Page":
+        """`page`, held to the step timeout, with every request it makes off the service noted."""
         page.set_default_timeout(STEP_TIMEOUT_MS)
         page.on("request", lambda r: None if r.url.startswith((self.args.url, "data:")) else self.offsite.append(r.url))
         return page
@@ -145,11 +148,11 @@ class Story:
         found = (page or self.page).locator(f"#{field_id}-error")
         return " ".join(found.inner_text().split()) if found.count() else None
 
-    def sign_in(self, page: "Page", key: str, *, check: bool = False, then: str = "/tools") -> None:
-        """Sign in from the page `then` asks for (the sign-in page comes first), landing back on it."""
-        page.goto(self.url(then))
-        if check:
-            self.axe("sign-in", page)
+    def sign_in(self, page: "Page", key: str, *, opened: bool = False, then: str = "/tools") -> None:
+        """Sign in from the page `then` asks for (the sign-in page comes first; `opened`: it is already on `page`),
+        landing back on it."""
+        if not opened:
+            page.goto(self.url(then))
         page.fill("#f-api_key", key)
         page.press("#f-api_key", "Enter")  # the keyboard submits the form
         page.wait_for_url(lambda url: urlsplit(url).path == then)
@@ -162,13 +165,20 @@ class Story:
 
     # The steps of the story, in order; each records what a person would see.
 
+    def signin_page(self):
+        """The Tools screen asked for signed out: the sign-in page, checked by axe."""
+        page = self.page
+        page.goto(self.url("/tools"))
+        self.axe("sign-in", page)
+        return {"path": urlsplit(page.url).path, "h1": page.inner_text("h1")}
+
     def signin(self):
-        self.sign_in(self.page, self.args.admin_key, check=True)
+        """The key typed on that page: signed in, back on the Tools screen."""
+        self.sign_in(self.page, self.args.admin_key, opened=True)
         return {"path": self.path(), "h1": self.page.inner_text("h1")}
 
-    def register(self):
-        """A first try with a {placeholder} in the URL and no parameter for it: refused, with the parameter added;
-        sent again as it stands, it registers."""
+    def register_refused(self):
+        """A first try with a {placeholder} in the URL and no parameter for it: refused, with the parameter added."""
         page = self.page
         page.click("text=Register a tool")
         page.fill("#f-name", TOOL)
@@ -182,12 +192,15 @@ class Story:
                    "added": self.names(), "scope": page.input_value("#f-scope"),
                    "summary": page.inner_text("[data-error-summary] li")}
         self.axe("register, refused")
-        refused["phone"] = self.both_widths()
+        return {**refused, "phone": self.both_widths()}
+
+    def register(self):
+        """The refused form sent again as it stands: it registers, and the draft's editor opens."""
+        page = self.page
         page.click("button.primary:has-text('Register and open the editor')")
         page.wait_for_url(f"**/tools/{TOOL}/draft")
-        return {"refused": refused, "path": self.path(), "h1": page.inner_text("h1"),
-                "flash": page.inner_text(".flash"), "names": self.names(),
-                "name_readonly": page.eval_on_selector("#f-name", "e => e.readOnly")}
+        return {"path": self.path(), "h1": page.inner_text("h1"), "flash": page.inner_text(".flash"),
+                "names": self.names(), "name_readonly": page.eval_on_selector("#f-name", "e => e.readOnly")}
 
     def invalid_save(self):
         page, rows = self.page, self.rows()
@@ -205,8 +218,6 @@ class Story:
         page.fill("#f-url", f"{self.args.backend}/tools/{TOOL}/echo/users/{{subject}}/orders/{{order}}")
         page.click("button:has-text('Save draft')")
         page.wait_for_selector("[data-error-summary]")
-        self.shot("editor-errors.png")
-        self.axe("editor, refused save")
         fields = ["f-url", "f-parameters-1-element_type", "f-parameters-1-location", "f-parameters-2-location"]
         seen = {"locked": locked, "errors": {f: self.error_at(f) for f in fields},
                 "summary": page.locator("[data-error-summary] li").all_inner_texts(),
@@ -220,8 +231,14 @@ class Story:
                 "row_tops": sorted({round(box["y"]) for box in (statuses.locator(f"[data-field={f}]").bounding_box()
                                                                 for f in ("name", "type", "description"))}),
                 "kept": self.names()}
-        seen["phone"] = self.both_widths("editor, refused save")
         return seen
+
+    def invalid_save_checked(self):
+        """The refused editor kept as a screenshot and checked by axe, wide and at phone width: a step of its own,
+        so that no step is long."""
+        self.shot("editor-errors.png")
+        self.axe("editor, refused save")
+        return self.both_widths("editor, refused save")
 
     def fix_and_save(self):
         """Fix each problem; move a row by dragging its handle, and back by the keyboard; save."""
@@ -349,8 +366,6 @@ class Story:
             calls.nth(i).locator("textarea").fill(arguments)
         page.click("button:has-text('Run step')")
         page.wait_for_selector("[data-results]")
-        self.shot("playground.png", start="[aria-labelledby=results-title]")
-        self.axe("playground, results")
         results = page.locator("[data-results] [data-result]")
         seen = {"context": context, "offered": offered, "calls": calls.count(),
                 "width": page.locator("[data-result]").first.bounding_box()["width"],
@@ -359,8 +374,14 @@ class Story:
                              "assertions": results.nth(i).get_by_text("Assertion the platform signed").count(),
                              "problems": results.nth(i).locator("[data-problems] tbody tr").all_inner_texts()}
                             for i in range(results.count())]}
-        seen["phone"] = self.both_widths("playground, results", "playground-phone.png")
         return seen
+
+    def playground_checked(self):
+        """The step's results kept as a screenshot and checked by axe, wide and at phone width: a step of its own,
+        so that no step is long."""
+        self.shot("playground.png", start="[aria-labelledby=results-title]")
+        self.axe("playground, results")
+        return self.both_widths("playground, results", "playground-phone.png")
 
     def call_log(self):
         page = self.page
@@ -399,40 +420,60 @@ class Story:
                 "h1": page.inner_text("h1")}
 
     def tools_screen(self):
-        """The Tools screen: a page at a time, searched, sorted by any column, all on the server."""
+        """The Tools screen's first page, sorted by tool name."""
         page = self.page
-
-        def names():
-            return page.locator("table.tools tbody th").all_inner_texts()
-
         page.click("nav >> text=Tools")
         page.wait_for_selector("#tools-count")
+        rows = page.locator("table.tools tbody tr")
+        return {"count": page.inner_text("#tools-count"), "rows": rows.count(), "names": self._tool_names(),
+                "next": page.get_attribute("#next-page", "href"),
+                "cells": {r[0].strip(): [c.strip() for c in r] for r in
+                          (rows.nth(i).inner_text().split("\t") for i in range(4))}}
+
+    def tools_screen_checked(self):
+        """The Tools screen kept as a screenshot and checked by axe."""
         self.shot("tools.png", most=WIDE["height"])
         self.axe("tools")
-        rows = page.locator("table.tools tbody tr")
-        first = {"count": page.inner_text("#tools-count"), "rows": rows.count(), "names": names(),
-                 "next": page.get_attribute("#next-page", "href"),
-                 "cells": {r[0].strip(): [c.strip() for c in r] for r in
-                           (rows.nth(i).inner_text().split("\t") for i in range(4))}}
+        return {}
+
+    def tools_search(self):
+        """The Tools screen searched, then sorted by another column, both on the server."""
+        page = self.page
         page.fill("#filter-q", "customer")
         page.click("button:has-text('Filter')")
         page.wait_for_url("**/tools?q=customer*")
-        searched = {"count": page.inner_text("#tools-count"), "names": names()}
+        searched = {"count": page.inner_text("#tools-count"), "names": self._tool_names()}
         page.click("table.tools thead >> text=Draft")  # tools with a draft first
         page.wait_for_url(re.compile(r"sort=draft"))
-        by_draft = {"names": names(), "sorted": page.get_attribute("th[aria-sort]", "aria-sort")}
-        return {"first": first, "searched": searched, "by_draft": by_draft}
+        return {"searched": searched, "by_draft": {"names": self._tool_names(),
+                                                   "sorted": page.get_attribute("th[aria-sort]", "aria-sort")}}
 
-    def phone_and_keyboard(self):
-        """The pass at 390 px, in the same window, narrowed."""
+    def _tool_names(self) -> list[str]:
+        return self.page.locator("table.tools tbody th").all_inner_texts()
+
+    def phone(self):
+        """The pass at 390 px, in the same window, narrowed: the tools, the editor and a project."""
+        return self._at_phone({"/tools": "tools", f"/tools/{TOOL}/draft": "editor", "/projects/shop": "project"})
+
+    def phone_calls_and_keyboard(self):
+        """The pass at 390 px goes on (a step of its own, so that no step is long): the calls and a comparison;
+        then the keyboard."""
+        seen = self._at_phone({"/calls": "calls", f"/tools/{TOOL}/compare?from=1&to=draft": "compare"})
+        page = self.page
+        page.goto(self.url("/tools"))
+        page.keyboard.press("Tab")
+        first = page.evaluate("document.activeElement.textContent.trim()")
+        page.keyboard.press("Tab")
+        outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+        return {**seen, "first_tab": first, "focus_outline": outline}
+
+    def _at_phone(self, screens: dict[str, str]) -> dict:
+        """Each screen (path: name) at phone width, nothing sideways; axe where the narrow layout is a layout of its
+        own (the refused editor and the playground's results were checked where they stood)."""
         page = self.page
         page.set_viewport_size(PHONE)
-        # Each screen at phone width, nothing sideways; axe where the narrow layout is a layout of its own (the
-        # refused editor and the playground's results were checked where they stood).
         overflow, seen = {}, {}
-        for path, screen in {"/tools": "tools", f"/tools/{TOOL}/draft": "editor",
-                             "/projects/shop": "project", "/calls": "calls",
-                             f"/tools/{TOOL}/compare?from=1&to=draft": "compare"}.items():
+        for path, screen in screens.items():
             page.goto(self.url(path))
             overflow[path] = page.evaluate(OVERFLOW)
             if screen in PHONE_LAYOUTS:
@@ -448,16 +489,13 @@ class Story:
                 seen["calls_off_screen"] = page.evaluate(OFF_SCREEN, "table.calls tbody td, table.calls tbody th")
                 seen["calls_row"] = page.locator("table.calls tbody tr").first.inner_text().split("\n")
                 self.shot("calls-phone.png", page)
-        page.goto(self.url("/tools"))
-        page.keyboard.press("Tab")
-        first = page.evaluate("document.activeElement.textContent.trim()")
-        page.keyboard.press("Tab")
-        outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
-        return {**seen, "overflow": overflow, "first_tab": first, "focus_outline": outline}
+        return {**seen, "overflow": overflow}
 
 
-STEPS = ["signin", "register", "invalid_save", "fix_and_save", "unsaved_warning", "publish", "read_only",
-         "new_draft", "project", "project_publish", "playground", "call_log", "agent", "tools_screen", "error_page", "phone_and_keyboard"]
+STEPS = ["signin_page", "signin", "register_refused", "register", "invalid_save", "invalid_save_checked", "fix_and_save",
+         "unsaved_warning", "publish", "read_only", "new_draft", "project", "project_publish", "playground",
+         "playground_checked", "call_log", "agent", "tools_screen", "tools_screen_checked", "tools_search",
+         "error_page", "phone", "phone_calls_and_keyboard"]
 
 
 def main() -> int:
@@ -468,9 +506,10 @@ def main() -> int:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         print(json.dumps({"launched": browser.version}), flush=True)
+        page = browser.new_context(viewport=WIDE).new_page()  # while the tests before the story run
         settings = sys.stdin.readline()
         if settings:
-            walk(Story(Settings(**json.loads(settings)), browser))
+            walk(Story(Settings(**json.loads(settings)), browser, page))
         browser.close()
     return 0
 

@@ -152,17 +152,24 @@ def story(module_service, module_backend, head_starts):
     return Story(walk)
 
 
+def test_a_screen_asked_for_signed_out_opens_the_sign_in_page(story):
+    assert story["signin_page"] == {"path": "/signin", "h1": "Sign in"}
+
+
 def test_signing_in_opens_the_tools_screen(story):
     assert story["signin"] == {"path": "/tools", "h1": "Tools"}
 
 
-def test_registering_a_url_with_a_placeholder_adds_its_parameter_then_opens_the_editor(story):
-    seen = story["register"]
-    refused = seen["refused"]
+def test_registering_a_url_with_a_placeholder_is_refused_with_its_parameter_added(story):
+    refused = story["register_refused"]
     assert refused["url_error"] == "Error: A placeholder in the URL needs a path parameter of the same name."
     assert refused["summary"] == "URL: A placeholder in the URL needs a path parameter of the same name."
     assert refused["note"].startswith("Added a path parameter for {subject} from the URL")
     assert (refused["added"], refused["scope"], refused["phone"]) == (["subject"], "per_user", {"overflow": 0})
+
+
+def test_sending_the_refused_form_again_registers_and_opens_the_editor(story):
+    seen = story["register"]
     assert seen["path"] == f"/tools/{TOOL}/draft"
     assert seen["h1"] == "Customer orders"
     assert "This is its draft" in seen["flash"]
@@ -199,7 +206,10 @@ def test_an_invalid_save_shows_each_violation_under_its_row_and_lists_them_in_fi
     # Nothing typed is lost: the refused edits are still on the page, marked unsaved.
     assert seen["kept"] == ["subject", "statuses", "order_id"]
     assert seen["unsaved_note"] is True
-    assert seen["phone"] == {"overflow": 0}
+
+
+def test_the_refused_editor_fits_a_phone(story):
+    assert story["invalid_save_checked"] == {"overflow": 0}
 
 
 def test_fixing_and_saving_keeps_the_parameters_reordered_by_drag_and_keyboard(story):
@@ -281,7 +291,10 @@ def test_the_playground_shows_each_call_full_width_with_its_assertion_once(story
     assert '{"status": "error", "kind": "invalid-arguments"}' in failed["text"]
     assert failed["problems"] == ["statuses\texpected array, got string", "limit\trequired"]
     assert "No assertion: nothing was called." in failed["text"]
-    assert seen["phone"] == {"overflow": 0}
+
+
+def test_the_playgrounds_results_fit_a_phone(story):
+    assert story["playground_checked"] == {"overflow": 0}
 
 
 def test_the_call_log_lists_the_playgrounds_calls_filtered_by_tool(story):
@@ -304,9 +317,8 @@ def test_an_agent_key_sees_no_publish_button(story):
     assert seen["publish_page"] == "Not allowed"
 
 
-def test_the_tools_screen_pages_searches_and_sorts_on_the_server(story):
-    seen = story["tools_screen"]
-    first = seen["first"]
+def test_the_tools_screen_shows_a_page_at_a_time_sorted_by_name(story):
+    first = story["tools_screen"]
     assert first["count"] == f"Tools 1–50 of {4 + CATALOG_TOOLS}, sorted by tool name" and first["rows"] == 50
     assert first["names"][:5] == ["get_profile", "product_search", TOOL, "stock_levels", "warehouse_bin_00"]
     # tool name, display name (and description), project, scope, session start, entitlement, latest version, draft
@@ -316,6 +328,10 @@ def test_the_tools_screen_pages_searches_and_sorts_on_the_server(story):
     assert first["cells"]["get_profile"][3:5] == ["Per-user", "Yes"]
     assert first["cells"]["stock_levels"][5:7] == ["staff:read", "Version 1"]
     assert first["next"] == "/tools?page=2"
+
+
+def test_the_tools_screen_searches_and_sorts_on_the_server(story):
+    seen = story["tools_search"]
     # "customer" is in search_orders' display name and in get_profile's description.
     assert seen["searched"] == {"count": '2 tools matching “customer”, sorted by tool name',
                                 "names": ["get_profile", TOOL]}
@@ -326,11 +342,17 @@ def test_a_url_no_page_has_shows_the_dashboards_error_page(story):
     assert story["error_page"] == {"status": 404, "type": "text/html", "h1": "Not found"}
 
 
-def test_it_works_at_phone_width_and_by_keyboard(story):
-    seen = story["phone_and_keyboard"]
+def test_it_works_at_phone_width(story):
+    seen = story["phone"]
+    assert set(seen["overflow"]) == {"/tools", f"/tools/{TOOL}/draft", "/projects/shop"}
     assert seen["overflow"] == {path: 0 for path in seen["overflow"]}
-    # Each parameter stacks into a card with its labels shown; the calls' filters fold away and unfold.
+    # Each parameter stacks into a card with its labels shown.
     assert seen["editor_cards"] == "block" and seen["editor_labels"] is True
+
+
+def test_the_calls_fold_their_filters_at_phone_width_and_it_works_by_keyboard(story):
+    seen = story["phone_calls_and_keyboard"]
+    assert len(seen["overflow"]) == 2 and set(seen["overflow"].values()) == {0}
     assert seen["filters_folded"] is True and seen["filters_unfold"] is True
     assert seen["calls_off_screen"] == []  # every field of a call, kind and status included, without scrolling
     assert {"invalid-arguments", "none"} <= set(seen["calls_row"])  # its kind and status, on the card
