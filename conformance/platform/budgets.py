@@ -20,9 +20,9 @@ ABORT_SLACK_SECONDS = 3.0
 #: How long each call of a gathering (the mock's `together/<group>/<count>`, which answers once every call of the
 #: group is at the endpoint at once) waits for the rest, as a share of the call deadline. A platform running the
 #: calls in parallel never waits it: they meet within milliseconds (18 ms at most, the kit's own tests found, on
-#: two cores kept busy by three other processes; a tenth of the 2 s deadline the kit's own tests give is 200 ms). One running
-#: them one after another gets each call's `met: false` back well within the deadline, so the case reports what
-#: the endpoint saw, not timeouts, and a broken platform costs its run a fraction of a second per call.
+#: two cores kept busy by three other processes; a tenth of the 2 s deadline the kit's own tests give is 200 ms).
+#: One running them one after another gets each call's `met: false` back well within the deadline, so the case
+#: reports what the endpoint saw, not timeouts, and a broken platform costs its run a fraction of a second per call.
 GATHERING_WAIT_SHARE = 0.1
 
 #: How long the first call of `parallel/results-in-order` takes at the mock, so that it comes back after the
