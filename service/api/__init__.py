@@ -24,6 +24,7 @@ def register_api(app: Flask) -> Api:
     from swagger_ui_bundle import swagger_ui_path
 
     from service.api.conversations.routes import blp as conversations
+    from service.api.conversations.routes import prepare_model_adapter
     from service.api.converters import document_converters
     from service.api.document import make_api
     from service.api.keys.routes import blp as keys
@@ -36,6 +37,7 @@ def register_api(app: Flask) -> Api:
     document_converters(api)
     for blueprint in (tools, projects, keys, conversations, ops):
         api.register_blueprint(blueprint)
+    prepare_model_adapter(app)
 
     @app.get("/api/assets/<path:filename>")
     def swagger_assets(filename):

@@ -12,7 +12,12 @@ import json
 import secrets
 from dataclasses import dataclass, field
 
+# The model clients (anthropic, openai) are imported as this folder is collected: a service with a model builds its
+# adapter as it starts, and a client library's first import (2.6 s for anthropic's) is the process's cost, once,
+# not its first test's.
+import anthropic  # noqa: F401
 import gevent
+import openai  # noqa: F401
 import pytest
 import requests
 

@@ -263,12 +263,25 @@ class HistorySchema(Schema):
     messages = fields.List(fields.Dict())
 
 
+#: Where an app keeps its model adapter, built once (it keeps a connection pool).
+MODEL_ADAPTER = "toolgate_model"
+
+
+def prepare_model_adapter(app) -> None:
+    """Build the configured model's adapter with the app, when one is configured. Its client library's import takes
+    seconds of CPU, which on the first turn would hold every request of the worker as long."""
+    try:
+        app.extensions[MODEL_ADAPTER] = adapter_for(app_config(app))
+    except ServiceError:
+        pass  # no model, or one of no known provider: each turn answers 503 saying which (model_adapter)
+
+
 def model_adapter():
-    """The configured model's adapter, built once per app (it keeps a connection pool); 503 when none is."""
+    """The configured model's adapter; 503 when none is."""
     extensions = current_app.extensions
-    if "toolgate_model" not in extensions:
-        extensions["toolgate_model"] = adapter_for(app_config(current_app))
-    return extensions["toolgate_model"]
+    if MODEL_ADAPTER not in extensions:
+        extensions[MODEL_ADAPTER] = adapter_for(app_config(current_app))
+    return extensions[MODEL_ADAPTER]
 
 
 def event_stream(events):
