@@ -82,6 +82,7 @@ class Story:
         self.shots = Path(args.shots)
         self.shots.mkdir(parents=True, exist_ok=True)
         self.page = self._watched(page)
+        self.agent_page: "Page | None" = None  # the agent's own window, from `agent` to `agent_publish`
         self.axe_found: dict[str, list] = {}
         self.axe_seconds: dict[str, float] = {}
         from axe_playwright_python.base import AXE_SCRIPT
@@ -403,11 +404,16 @@ class Story:
         self.sign_in(page, self.args.agent_key, then=f"/tools/{TOOL}/versions/2")
         page.click("button:has-text('Start a new draft')")
         page.wait_for_url(f"**/tools/{TOOL}/draft")
-        seen = {"publish_buttons": page.locator("a:has-text('Publish'), button:has-text('Publish')").count(),
+        self.agent_page = page
+        return {"publish_buttons": page.locator("a:has-text('Publish'), button:has-text('Publish')").count(),
                 "save_buttons": page.locator("button:has-text('Save draft')").count(),
                 "nav": page.inner_text("nav")}
+
+    def agent_publish(self):
+        """The agent goes to the publish page by its URL: not allowed."""
+        page = self.agent_page
         page.goto(self.url(f"/tools/{TOOL}/publish"))
-        seen["publish_page"] = page.inner_text("h1")
+        seen = {"h1": page.inner_text("h1")}
         page.context.close()
         return seen
 
@@ -492,10 +498,10 @@ class Story:
         return {**seen, "overflow": overflow}
 
 
-STEPS = ["signin_page", "signin", "register_refused", "register", "invalid_save", "invalid_save_checked", "fix_and_save",
-         "unsaved_warning", "publish", "read_only", "new_draft", "project", "project_publish", "playground",
-         "playground_checked", "call_log", "agent", "tools_screen", "tools_screen_checked", "tools_search",
-         "error_page", "phone", "phone_calls_and_keyboard"]
+STEPS = ["signin_page", "signin", "register_refused", "register", "invalid_save", "invalid_save_checked",
+         "fix_and_save", "unsaved_warning", "publish", "read_only", "new_draft", "project", "project_publish",
+         "playground", "playground_checked", "call_log", "agent", "agent_publish", "tools_screen",
+         "tools_screen_checked", "tools_search", "error_page", "phone", "phone_calls_and_keyboard"]
 
 
 def main() -> int:

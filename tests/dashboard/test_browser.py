@@ -314,7 +314,10 @@ def test_an_agent_key_sees_no_publish_button(story):
     assert seen["publish_buttons"] == 0
     assert seen["save_buttons"] == 1
     assert "Playground" not in seen["nav"] and "Calls" not in seen["nav"]
-    assert seen["publish_page"] == "Not allowed"
+
+
+def test_an_agent_key_opening_the_publish_page_is_not_allowed(story):
+    assert story["agent_publish"] == {"h1": "Not allowed"}
 
 
 def test_the_tools_screen_shows_a_page_at_a_time_sorted_by_name(story):
