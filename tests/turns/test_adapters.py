@@ -12,6 +12,7 @@ import pytest
 from anthropic.types import Message as AnthropicMessage
 from openai.types.chat import ChatCompletion
 
+from service.api.conversations.routes import MODEL_ADAPTER
 from service.config import Config
 from service.errors import ServiceError
 from service.llm import (
@@ -31,6 +32,7 @@ from service.llm import (
 from service.llm.anthropic_messages import MessagesAdapter, anthropic_messages, anthropic_tools, parse_message
 from service.llm.openai_chat import ChatCompletionsAdapter, chat_messages, chat_tools, parse_completion
 from service.llm.sdk import failure_from, within
+from tests.helpers import Conversation, app_for, live_service, publish_project, tool
 
 SPEC = ToolSpec("get_orders", "The customer's orders.", {"type": "object", "properties": {}, "required": []})
 CALLS = (ToolCall("c1", "get_orders", {"status": "open"}), ToolCall("c2", "nope", "{bad"))
@@ -171,3 +173,19 @@ def test_the_configuration_picks_the_adapter():
         with pytest.raises(ServiceError) as refused:
             adapter_for(config)
         assert (refused.value.status, refused.value.code) == (503, "model-not-configured")
+
+
+def test_an_app_with_a_model_holds_its_adapter_before_any_turn(tmp_path):
+    # Built with the app: the client's import (seconds) is not left to the first turn, holding the worker's requests.
+    with live_service(tmp_path, model="m", model_provider="anthropic", model_base_url="http://127.0.0.1:9") as service:
+        assert isinstance(app_for(service.config).extensions[MODEL_ADAPTER], MessagesAdapter)
+
+
+def test_an_app_with_a_model_of_no_known_provider_starts_and_each_turn_says_which(tmp_path):
+    with live_service(tmp_path, model="m", model_provider="llama") as service:
+        assert MODEL_ADAPTER not in app_for(service.config).extensions
+        publish_project(service, [tool("t", "http://127.0.0.1:9/t")])
+        chat = Conversation(service, service.session_token())
+        refused = service.as_session("POST", f"/v1/conversations/{chat.id}/messages", chat.token, json={"text": "hi"})
+    assert refused.status_code == 503 and refused.json()["code"] == "model-not-configured"
+    assert "TOOLGATE_MODEL_PROVIDER is 'llama'" in refused.json()["message"]
