@@ -25,6 +25,7 @@ def register_api(app: Flask) -> Api:
 
     from service.api.conversations.routes import blp as conversations
     from service.api.conversations.routes import prepare_model_adapter
+    from service.api.conversations.step_route import install_step_route
     from service.api.converters import document_converters
     from service.api.document import make_api
     from service.api.keys.routes import blp as keys
@@ -38,6 +39,7 @@ def register_api(app: Flask) -> Api:
     for blueprint in (tools, projects, keys, conversations, ops):
         api.register_blueprint(blueprint)
     prepare_model_adapter(app)
+    install_step_route(app)  # last: its rule is in the URL map
 
     @app.get("/api/assets/<path:filename>")
     def swagger_assets(filename):

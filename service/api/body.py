@@ -22,9 +22,14 @@ def json_body() -> Any:
     except RecursionError:  # JSON nested past what the parser can hold: a bad body, not a crash
         data = None
     if data is None:
-        malformed = violation("", "malformed-body")
-        raise ServiceError(400, malformed.rule, malformed.message, [malformed])
+        raise malformed_body()
     return data
+
+
+def malformed_body() -> ServiceError:
+    """400: the body is not JSON."""
+    malformed = violation("", "malformed-body")
+    return ServiceError(400, malformed.rule, malformed.message, [malformed])
 
 
 def json_response(data: Any) -> Response:

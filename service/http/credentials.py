@@ -9,7 +9,11 @@ from service.registry import Principal, authenticate_api_key, looks_like_api_key
 
 def bearer_token() -> str:
     """The Bearer credential of this request, or 401."""
-    header = request.headers.get("Authorization", "")
+    return bearer_in(request.headers.get("Authorization", ""))
+
+
+def bearer_in(header: str) -> str:
+    """The Bearer credential an Authorization header holds, or 401."""
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise unauthorized()

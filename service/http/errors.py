@@ -24,9 +24,25 @@ def error_response(error: ServiceError):
     """The one JSON error shape, with `Retry-After` where the refusal says when to try again."""
     response = jsonify(error.to_dict())
     response.status_code = error.status
-    if error.retry_after is not None:
-        response.headers["Retry-After"] = str(error.retry_after)
+    response.headers.extend(retry_headers(error))
     return response
+
+
+def retry_headers(error: ServiceError) -> list[tuple[str, str]]:
+    """`Retry-After`, where the refusal says when to try again."""
+    return [] if error.retry_after is None else [("Retry-After", str(error.retry_after))]
+
+
+def from_http_exception(error: HTTPException) -> ServiceError:
+    """werkzeug's error (a 404, a 405, the 500 of an exception no handler took) as the one error shape."""
+    code = (error.name or "error").lower().replace(" ", "-")
+    return ServiceError(error.code or 500, code, error.description or error.name)
+
+
+def database_unavailable(app: Flask, error: Exception) -> ServiceError:
+    """The database could not serve (down, connection lost, pool exhausted): logged, and 503, try again."""
+    app.logger.warning("the database could not serve a request: %s: %s", type(error).__name__, error)
+    return unavailable_error()
 
 
 #: Where another part of the service (the dashboard) puts its renderer of errors on its own paths: it answers with a
@@ -53,7 +69,7 @@ def install_error_handlers(app: Flask) -> None:
 
     for failure in UNAVAILABLE:
         # The database could not serve (down, connection lost, pool exhausted): 503, try again, never a 500.
-        app.register_error_handler(failure, lambda error: _database_unavailable(app, error, answer))
+        app.register_error_handler(failure, lambda error: answer(database_unavailable(app, error)))
 
     @app.errorhandler(RequestEntityTooLarge)
     def too_large(_error):
@@ -64,16 +80,10 @@ def install_error_handlers(app: Flask) -> None:
         data = getattr(error, "data", None)  # webargs puts its refusal of a query string here
         if error.code == 422 and isinstance(data, dict) and isinstance(data.get("messages"), dict):
             return answer(arguments_refused(data["messages"]))
-        code = (error.name or "error").lower().replace(" ", "-")
-        response = answer(ServiceError(error.code or 500, code, error.description or error.name))
+        response = answer(from_http_exception(error))
         if error.code == 405 and error.valid_methods:
             response.headers["Allow"] = ", ".join(error.valid_methods)
         return response
-
-
-def _database_unavailable(app: Flask, error: Exception, answer):
-    app.logger.warning("the database could not serve a request: %s: %s", type(error).__name__, error)
-    return answer(unavailable_error())
 
 
 def arguments_refused(messages: dict[str, Any]) -> ServiceError:

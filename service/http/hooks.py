@@ -6,6 +6,7 @@ request, and one JSON log line and one metric sample per request answered."""
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from flask import Flask, g, request
 
@@ -43,23 +44,9 @@ def install_observability(app: Flask) -> None:
             return response
         current = request._get_current_object()
         response.headers[REQUEST_ID_HEADER] = context.request_id
-        seconds = time.perf_counter() - context.request_started
         rule = current.url_rule
-        route = rule.rule if rule is not None else UNMATCHED
-        status = response.status_code
-        metrics.http_request(current.method, route, status, seconds)
-        fields = {"method": current.method, "route": route, "status": status, "duration_ms": round(seconds * 1000, 1)}
-        if rule is not None:  # a path we routed holds ids, never a secret; an unmatched one could
-            fields["path"] = current.path[:MAX_LOGGED_PATH_CHARS]
-        organization = _organization(context)
-        if organization is not None:
-            fields["org"] = organization
-        view_args = current.view_args
-        if view_args:
-            for name, field in (("conversation_id", "conversation"), ("turn_id", "turn")):
-                if name in view_args:
-                    fields[field] = view_args[name]
-        logs.log_request(fields)
+        answered(current.method, rule.rule if rule is not None else None, current.path, response.status_code,
+                 time.perf_counter() - context.request_started, _organization(context), current.view_args)
         return response
 
     @app.teardown_request
@@ -67,6 +54,24 @@ def install_observability(app: Flask) -> None:
         token = g.pop("request_id_token", None)
         if token is not None:
             logs.request_id.reset(token)
+
+
+def answered(method: str, route: str | None, path: str, status: int, seconds: float, organization: str | None,
+             view_args: dict[str, Any] | None) -> None:
+    """A request's metric sample and its log line: `route` is the rule it matched (None: none), `organization` whoever
+    it authenticated as, `view_args` the values its path gave the rule."""
+    label = route if route is not None else UNMATCHED
+    metrics.http_request(method, label, status, seconds)
+    fields = {"method": method, "route": label, "status": status, "duration_ms": round(seconds * 1000, 1)}
+    if route is not None:  # a path we routed holds ids, never a secret; an unmatched one could
+        fields["path"] = path[:MAX_LOGGED_PATH_CHARS]
+    if organization is not None:
+        fields["org"] = organization
+    if view_args:
+        for name, field in (("conversation_id", "conversation"), ("turn_id", "turn")):
+            if name in view_args:
+                fields[field] = view_args[name]
+    logs.log_request(fields)
 
 
 def _ungated_paths(app: Flask) -> tuple[frozenset[str], tuple[str, ...]]:

@@ -1,0 +1,119 @@
+"""The step route answered without Flask's per-request machinery: the platform's hot path (issue 15).
+
+A model waits on every step, and on a one-call step Flask's request and app contexts, routing, hooks and response
+object cost about as much CPU as the step's own work (bench/profiles/). So a POST to `…/turns/<turn_id>/steps` whose
+head is plain (ids of the id alphabet, a declared JSON body within the bound, no transfer coding) is answered here,
+in the order and with the functions of the Flask view it stands in for: a place at the work gate, the request id,
+the session token, the conversation and turn, the body, the calls; then the same log line and metric sample, and
+every refusal in the one error shape. Any other such request (another method, a chunked or non-JSON body, a segment
+only Flask's converters can judge) goes on to Flask, whose view stays: documented, and answering those.
+"""
+from __future__ import annotations
+
+import json
+import re
+import time
+from typing import Any, Callable, Iterable
+
+import orjson
+from flask import Flask
+from peewee import IntegrityError
+from werkzeug.exceptions import InternalServerError
+from werkzeug.http import HTTP_STATUS_CODES
+
+from service import gate
+from service.api.body import malformed_body
+from service.conversations import Session, authenticate_session, get_conversation_turn, parse_calls, run_model_step
+from service.database import UNAVAILABLE, release
+from service.errors import ServiceError, concurrent_change
+from service.http.context import WORK_GATE_KEY, app_config
+from service.http.credentials import bearer_in
+from service.http.errors import database_unavailable, from_http_exception, retry_headers
+from service.http.hooks import REQUEST_ID_ENVIRON, REQUEST_ID_HEADER, answered
+from service.records import logs
+
+#: The Flask view this path stands in for; its rule is the route label of the log line and the metrics.
+STEP_ENDPOINT = "conversations.StepViews"
+#: A step's path with ids of the alphabet conversation and turn ids are made of (URL-safe base64); any other
+#: segment is left to the URL map's converters, which decide what a path may hold.
+STEP_PATH = re.compile(r"/v1/conversations/([A-Za-z0-9_-]{1,64})/turns/([A-Za-z0-9_-]{1,64})/steps")
+JSON_TYPE = "application/json"
+
+WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+
+def install_step_route(app: Flask) -> None:
+    """Answer plain step requests ahead of `app`'s WSGI app (its admission and Flask), after every route is added."""
+    rule = next(r.rule for r in app.url_map.iter_rules() if r.endpoint == STEP_ENDPOINT)
+    config = app_config(app)
+    work_gate = app.extensions[WORK_GATE_KEY]
+    dispatcher = app.extensions["toolgate_dispatcher"]
+    bound = config.max_request_bytes
+    flask_app: WSGIApp = app.wsgi_app
+
+    def serve(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        path = environ.get("PATH_INFO", "")
+        ids = STEP_PATH.fullmatch(path) if environ.get("REQUEST_METHOD") == "POST" else None
+        length = _plain_length(environ, bound) if ids is not None else None
+        if length is None:
+            return flask_app(environ, start_response)
+        started = time.perf_counter()
+        request_id = logs.accept_request_id(environ.get(REQUEST_ID_ENVIRON))
+        request_id_token = logs.request_id.set(request_id)
+        session: Session | None = None
+        try:
+            try:
+                gate.enter(work_gate)
+                session = authenticate_session(bearer_in(environ.get("HTTP_AUTHORIZATION", "")), config)
+                conversation, turn = get_conversation_turn(session, ids[1], ids[2])
+                calls = parse_calls(_json(environ["wsgi.input"].read(length)))
+                results = run_model_step(session, conversation, turn, calls, dispatcher)
+                status, body, headers = 200, orjson.dumps({"results": results}), []
+            except Exception as failure:  # noqa: BLE001 - each answered as Flask's handlers answer it
+                error = _as_error(app, failure, path)
+                status, body, headers = error.status, orjson.dumps(error.to_dict()), retry_headers(error)
+            finally:
+                release()
+                gate.leave()
+            start_response(f"{status} {HTTP_STATUS_CODES[status]}", [
+                ("Content-Type", JSON_TYPE), ("Content-Length", str(len(body))), (REQUEST_ID_HEADER, request_id),
+                *headers])
+            answered("POST", rule, path, status, time.perf_counter() - started,
+                     session.organization.slug if session is not None else None,
+                     {"conversation_id": ids[1], "turn_id": ids[2]})
+            return [body]
+        finally:
+            logs.request_id.reset(request_id_token)
+
+    app.wsgi_app = serve
+
+
+def _plain_length(environ: dict[str, Any], bound: int) -> int | None:
+    """The declared length of a body this path answers itself (JSON, declared, within `bound`); None otherwise."""
+    if "HTTP_TRANSFER_ENCODING" in environ:
+        return None
+    if environ.get("CONTENT_TYPE", "").partition(";")[0].strip().lower() != JSON_TYPE:
+        return None
+    declared = environ.get("CONTENT_LENGTH", "")
+    return int(declared) if declared.isdigit() and int(declared) <= bound else None
+
+
+def _json(body: bytes) -> Any:
+    """The body's JSON value, or 400 as `json_body` answers (Flask's parser is this one)."""
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError):  # not JSON, not text, or nested past what the parser can hold
+        raise malformed_body() from None
+
+
+def _as_error(app: Flask, failure: Exception, path: str) -> ServiceError:
+    """What the app's error handlers answer for `failure`: ours as it is, a conflict, the database away, or a 500
+    logged as Flask logs an exception no handler takes."""
+    if isinstance(failure, ServiceError):
+        return failure
+    if isinstance(failure, IntegrityError):
+        return concurrent_change()
+    if isinstance(failure, UNAVAILABLE):
+        return database_unavailable(app, failure)
+    app.logger.error("Exception on %s [POST]", path, exc_info=failure)
+    return from_http_exception(InternalServerError())

@@ -1,0 +1,112 @@
+"""The step route's two ways in answer alike: a plain request is answered without Flask's per-request machinery
+(service/api/conversations/step_route.py), any other by Flask's view. Each request below is sent both ways: plain,
+and with a `+json` media type, which Flask reads as JSON and the lean route leaves to it."""
+from __future__ import annotations
+
+import json
+
+import pytest
+import requests
+from werkzeug.exceptions import InternalServerError
+
+from service.api.conversations import step_route
+from service.http.errors import from_http_exception
+from tests.helpers import Conversation, captured_logs, log_lines, publish_project, tool
+
+STEP_RULE = "/v1/conversations/<conversation_id>/turns/<turn_id>/steps"
+#: The two ways in: the lean route takes exactly this media type; Flask takes any JSON one.
+LEAN, FLASK = "application/json", "application/step+json"
+
+
+@pytest.fixture
+def chat(service, backend):
+    # the mock's delay route answers the same body every time: the two ways' answers can be compared whole
+    publish_project(service, [tool("echo", f"{backend}/tools/echo/delay/0")])
+    return Conversation(service, service.session_token())
+
+
+def _post(service, chat, turn, body: bytes, media_type: str, **headers) -> requests.Response:
+    return requests.post(f"{service.url}/v1/conversations/{chat.id}/turns/{turn}/steps", data=body, timeout=30,
+                         headers={"Content-Type": media_type, "Authorization": f"Bearer {chat.token}", **headers})
+
+
+def _both(service, chat, body: bytes, **headers) -> list[requests.Response]:
+    return [_post(service, chat, chat.turn(), body, media_type, **headers) for media_type in (LEAN, FLASK)]
+
+
+def _answer(response: requests.Response) -> tuple:
+    """What a client reads of an answer: status, its JSON (less each call's latency) and the headers that matter."""
+    data = response.json()
+    for result in data.get("results", []):
+        result.pop("latency_ms")
+    return (response.status_code, data, response.headers["Content-Type"], response.headers.get("Retry-After"))
+
+
+def test_a_step_is_answered_alike_both_ways_and_logged_alike(service, chat):
+    body = json.dumps({"calls": [{"id": "1", "name": "echo", "arguments": {}}]}).encode()
+    with captured_logs() as logged:
+        lean, flask = _both(service, chat, body, **{"X-Request-Id": "step-7"})
+    assert _answer(lean) == _answer(flask)
+    assert lean.status_code == 200 and lean.json()["results"][0]["output"]
+    assert lean.headers["X-Request-Id"] == flask.headers["X-Request-Id"] == "step-7"
+    lines = [line for line in log_lines(logged) if line["logger"] == "service.request" and line["route"] == STEP_RULE]
+    assert len(lines) == 2
+    for line in lines:
+        line.pop("duration_ms"), line.pop("ts"), line.pop("turn"), line.pop("path")
+    assert lines[0] == lines[1]
+    assert lines[0]["route"] == STEP_RULE and lines[0]["org"] == "acme" and lines[0]["conversation"] == chat.id
+    assert lines[0]["request_id"] == "step-7"
+
+
+@pytest.mark.parametrize("body, status, code", [
+    (b"{not json", 400, "malformed-body"),
+    (b"\xff\xfe\x00", 400, "malformed-body"),
+    (b"[" * 100_000, 400, "malformed-body"),
+    (b'{"calls": "all of them"}', 422, "invalid"),
+    (b'{"calls": [{"id": "1", "name": 7}]}', 422, "invalid"),
+], ids=["not-json", "not-text", "nested-too-deep", "calls-not-a-list", "call-malformed"])
+def test_a_bad_body_is_refused_alike_both_ways(service, chat, body, status, code):
+    lean, flask = _both(service, chat, body)
+    assert _answer(lean) == _answer(flask)
+    assert (lean.status_code, lean.json()["code"]) == (status, code)
+
+
+def test_a_missing_or_bad_token_and_someone_elses_turn_are_refused_alike(service, chat):
+    body = json.dumps({"calls": [{"id": "1", "name": "echo", "arguments": {}}]}).encode()
+    turn = chat.turn()
+    for headers, status in (({"Authorization": ""}, 401), ({"Authorization": "Bearer not-a-token"}, 401)):
+        lean, flask = (_post(service, chat, turn, body, media_type, **headers) for media_type in (LEAN, FLASK))
+        assert _answer(lean) == _answer(flask) and lean.status_code == status
+    other = Conversation(service, service.session_token(subject="mallory"))
+    lean, flask = (_post(service, other, turn, body, media_type) for media_type in (LEAN, FLASK))
+    assert _answer(lean) == _answer(flask) and lean.status_code == 404
+
+
+def test_a_failure_no_handler_expects_is_a_logged_500_in_the_one_shape(service, chat, monkeypatch):
+    # Compared with the 500 Flask's handlers give, not with this service's Flask view: the tests' apps run with
+    # TESTING set, so Flask hands the exception to the server instead.
+    def broken(*_args, **_kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(step_route, "run_model_step", broken)
+    body = json.dumps({"calls": [{"id": "1", "name": "echo", "arguments": {}}]}).encode()
+    with captured_logs() as logged:
+        lean = _post(service, chat, chat.turn(), body, LEAN)
+    assert lean.status_code == 500
+    assert lean.json() == from_http_exception(InternalServerError()).to_dict()
+    assert lean.json()["code"] == "internal-server-error"
+    lines = log_lines(logged)
+    assert [line["status"] for line in lines if line["logger"] == "service.request" and line["route"] == STEP_RULE] \
+        == [500]
+    assert any(line["level"] == "error" and "a bug" in line.get("exception", json.dumps(line)) for line in lines)
+
+
+def test_a_body_past_the_bound_or_chunked_goes_to_flask(service, chat):
+    bound = service.config.max_request_bytes
+    too_big = _post(service, chat, chat.turn(), b" " * (bound + 1), LEAN)
+    assert (too_big.status_code, too_big.json()["code"]) == (413, "request-too-large")
+    body = json.dumps({"calls": [{"id": "1", "name": "echo", "arguments": {}}]}).encode()
+    chunked = requests.post(f"{service.url}/v1/conversations/{chat.id}/turns/{chat.turn()}/steps",
+                            data=iter([body]), timeout=30,
+                            headers={"Content-Type": LEAN, "Authorization": f"Bearer {chat.token}"})
+    assert chunked.status_code == 200 and chunked.json()["results"][0]["output"]
