@@ -50,7 +50,7 @@ def create_app(config: Config | None = None) -> "Flask":
 
     tune_hub()  # every way of serving (CLI, gunicorn, tests) builds its app here
 
-    app.extensions["toolgate_dispatcher"] = Dispatcher(
+    app.extensions[http.DISPATCHER_KEY] = Dispatcher(
         config=config, guard=AddressGuard(config.allowed_networks),
         slots=CallSlots(config.max_calls_in_flight_per_org))
     register_api(app)

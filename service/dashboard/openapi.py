@@ -14,6 +14,7 @@ from flask import current_app, request
 from service import importing, registry
 from service.dashboard.web import WRITE_DRAFTS, blp, page, principal, requires
 from service.errors import ServiceError
+from service.http import DISPATCHER_KEY
 
 PREVIEW, IMPORT = "preview", "import"
 
@@ -67,7 +68,7 @@ def import_openapi_submit():
     apply = request.form.get("op") == IMPORT
     if apply and not state["chosen"]:
         return _render(state, status=422, message="Tick at least one operation to import.")
-    dispatcher = current_app.extensions["toolgate_dispatcher"]
+    dispatcher = current_app.extensions[DISPATCHER_KEY]
     who = principal()
     try:
         result = importing.run_import(who.organization, _request(state, apply=apply), who.actor,

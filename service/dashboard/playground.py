@@ -28,7 +28,7 @@ from service.dashboard.calls import example_arguments, pretty, shown_results
 from service.dashboard.forms import BLANK_CALL, apply_row_op, calls_from_form, entitlements_from_text
 from service.dashboard.web import MINT_SESSIONS, blp, done, page, principal, requires
 from service.errors import ServiceError, Violation
-from service.http import app_config
+from service.http import DISPATCHER_KEY, app_config
 from service.keys import mint_session_token, subject_fits
 from service.keys.store import signing_key
 from service.limits import MAX_STORED_INTEGER
@@ -79,7 +79,7 @@ def explanation(state: dict[str, Any]) -> dict[str, Any]:
 
 
 def _dispatcher():
-    return current_app.extensions["toolgate_dispatcher"]
+    return current_app.extensions[DISPATCHER_KEY]
 
 
 def _page(status: int = 200, *, form: dict | None = None, violations=(), calls=None, results=None,

@@ -12,6 +12,8 @@ if TYPE_CHECKING:
 CONFIG_KEY = "toolgate_config"
 #: Where the app keeps its work gate (service.gate), for metrics and tests.
 WORK_GATE_KEY = "toolgate_work_gate"
+#: Where the app keeps the one Dispatcher every edge runs calls with.
+DISPATCHER_KEY = "toolgate_dispatcher"
 
 #: Endpoints that take no connection up front: liveness, metrics and static files never touch the database, so they
 #: answer while it is away or its pool is busy; readiness asks it itself, to report what it finds.

@@ -17,6 +17,7 @@ from peewee import IntegrityError
 from service import importing, registry
 from service.database import write_transaction
 from service.errors import PIN, ServiceError, Violation, concurrent_change, invalid
+from service.http import DISPATCHER_KEY
 from service.mcp import schemas
 from service.mcp.protocol import INVALID_PARAMS, ProtocolError
 from service.registry import REGISTRATION_FIELDS, refusal
@@ -107,7 +108,7 @@ def _start_draft(principal: registry.Principal, arguments: dict[str, Any]) -> di
 def _import_openapi(principal: registry.Principal, arguments: dict[str, Any]) -> dict[str, Any]:
     from flask import current_app  # the deployment's address guard and call deadline, as the REST API uses
 
-    dispatcher = current_app.extensions["toolgate_dispatcher"]
+    dispatcher = current_app.extensions[DISPATCHER_KEY]
     return importing.run_import(principal.organization, arguments, principal.actor, guard=dispatcher.guard,
                                 deadline=dispatcher.config.call_deadline_seconds)
 

@@ -34,7 +34,7 @@ from service.conversations import (
 from service.conversations.turns import MAX_MESSAGE_CHARS
 from service.database import UNAVAILABLE, unavailable_error
 from service.errors import ServiceError
-from service.http import app_config, bearer_token
+from service.http import DISPATCHER_KEY, app_config, bearer_token
 from service.limits import MAX_CALLS_PER_STEP
 from service.llm import adapter_for
 from service.registry.rules import violation
@@ -103,7 +103,7 @@ def with_session(view):
 
 
 def dispatcher():
-    return current_app.extensions["toolgate_dispatcher"]
+    return current_app.extensions[DISPATCHER_KEY]
 
 
 @blp.route("")

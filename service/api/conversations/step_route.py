@@ -26,7 +26,7 @@ from service.api.body import malformed_body
 from service.conversations import Session, authenticate_session, get_conversation_turn, parse_calls, run_model_step
 from service.database import UNAVAILABLE, release
 from service.errors import ServiceError, concurrent_change
-from service.http.context import WORK_GATE_KEY, app_config
+from service.http.context import DISPATCHER_KEY, WORK_GATE_KEY, app_config
 from service.http.credentials import bearer_in
 from service.http.errors import database_unavailable, from_http_exception, retry_headers
 from service.http.hooks import REQUEST_ID_ENVIRON, REQUEST_ID_HEADER, answered
@@ -45,16 +45,15 @@ WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 def install_step_route(app: Flask) -> None:
     """Answer plain step requests ahead of `app`'s WSGI app (its admission and Flask), after every route is added."""
     rule = next(r.rule for r in app.url_map.iter_rules() if r.endpoint == STEP_ENDPOINT)
-    config = app_config(app)
     work_gate = app.extensions[WORK_GATE_KEY]
-    dispatcher = app.extensions["toolgate_dispatcher"]
-    bound = config.max_request_bytes
+    dispatcher = app.extensions[DISPATCHER_KEY]
     flask_app: WSGIApp = app.wsgi_app
 
     def serve(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
         ids = STEP_PATH.fullmatch(path) if environ.get("REQUEST_METHOD") == "POST" else None
-        length = _plain_length(environ, bound) if ids is not None else None
+        config = app_config(app)
+        length = _plain_length(environ, config.max_request_bytes) if ids is not None else None
         if length is None:
             return flask_app(environ, start_response)
         started = time.perf_counter()
