@@ -110,3 +110,19 @@ def test_a_body_past_the_bound_or_chunked_goes_to_flask(service, chat):
                             data=iter([body]), timeout=30,
                             headers={"Content-Type": LEAN, "Authorization": f"Bearer {chat.token}"})
     assert chunked.status_code == 200 and chunked.json()["results"][0]["output"]
+
+
+@pytest.mark.parametrize("environ, served_here", [
+    ({"CONTENT_TYPE": "application/json", "CONTENT_LENGTH": "12"}, True),
+    ({"CONTENT_TYPE": "Application/JSON; charset=utf-8", "CONTENT_LENGTH": "12"}, True),
+    ({"CONTENT_TYPE": "application/json", "CONTENT_LENGTH": "²"}, False),
+    ({"CONTENT_TYPE": "application/json", "CONTENT_LENGTH": "+12"}, False),
+    ({"CONTENT_TYPE": "application/json"}, False),
+    ({"CONTENT_TYPE": "application/json", "CONTENT_LENGTH": "12", "HTTP_TRANSFER_ENCODING": "chunked"}, False),
+    ({"CONTENT_TYPE": "text/plain", "CONTENT_LENGTH": "12"}, False),
+    ({"CONTENT_TYPE": "application/json", "CONTENT_LENGTH": "101"}, False),
+], ids=["plain", "type-with-charset", "superscript-digit", "signed", "no-length", "chunked", "not-json", "over-bound"])
+def test_only_a_plain_head_is_answered_ahead_of_flask(environ, served_here):
+    length = step_route._plain_length(environ, bound=100)
+    assert (length is not None) is served_here
+    assert length in (None, 12)

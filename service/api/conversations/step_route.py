@@ -94,7 +94,10 @@ def _plain_length(environ: dict[str, Any], bound: int) -> int | None:
     if environ.get("CONTENT_TYPE", "").partition(";")[0].strip().lower() != JSON_TYPE:
         return None
     declared = environ.get("CONTENT_LENGTH", "")
-    return int(declared) if declared.isdigit() and int(declared) <= bound else None
+    # ASCII digits only: str.isdigit takes "²" too, which int() refuses (the server refuses such a head first anyway)
+    if not (declared.isascii() and declared.isdigit()):
+        return None
+    return int(declared) if int(declared) <= bound else None
 
 
 def _json(body: bytes) -> Any:
