@@ -180,16 +180,19 @@ class Front:
 
     def entitle_everything(self, incoming: Incoming) -> None:
         """Swap the session token for one of the same person carrying every entitlement ever required, expiring
-        when it does (an approval never outlives the token that made it). A token past its expiry (still taken,
-        within the leeway) cannot be minted again, and is left as it is."""
+        no later than it does (an approval never outlives the token that made it). The platform counts a new token's
+        life from its own clock's whole second, which may have turned since `left` was read: the new token lives
+        the whole seconds left, and is used only if it expires no later. A token with less than a second left (or
+        past its expiry, still taken within the leeway) is left as it is."""
         claims = claims_of(incoming)
-        left = claims.get("exp", 0) - time.time()
-        if left <= 0:
+        whole_seconds_left = math.floor(claims.get("exp", 0) - time.time())
+        if whole_seconds_left < 1:
             return
         minted = self.admin("POST", "/v1/session-tokens", {
-            "subject": claims.get("sub"), "anonymous": claims.get("anon", False), "ttl_seconds": math.ceil(left),
+            "subject": claims.get("sub"), "anonymous": claims.get("anon", False), "ttl_seconds": whole_seconds_left,
             "entitlements": sorted(self.shared.required_entitlements())}).json()
-        incoming.headers["Authorization"] = f"Bearer {minted['token']}"
+        if jwt.decode(minted["token"], options={"verify_signature": False})["exp"] <= claims["exp"]:
+            incoming.headers["Authorization"] = f"Bearer {minted['token']}"
 
     # What the double remembers, whatever the faults -------------------------------------------
 
