@@ -39,10 +39,21 @@ def from_http_exception(error: HTTPException) -> ServiceError:
     return ServiceError(error.code or 500, code, error.description or error.name)
 
 
-def database_unavailable(app: Flask, error: Exception) -> ServiceError:
-    """The database could not serve (down, connection lost, pool exhausted): logged, and 503, try again."""
-    app.logger.warning("the database could not serve a request: %s: %s", type(error).__name__, error)
-    return unavailable_error()
+#: The exceptions answered in the one error shape as they are raised: ours, a write a concurrent one won, and the
+#: database unable to serve.
+ANSWERED = (ServiceError, IntegrityError, *UNAVAILABLE)
+
+
+def error_for(app: Flask, failure: Exception) -> ServiceError:
+    """The one error shape for an exception of ANSWERED: ours as it is; a write a concurrent one won, a clean conflict
+    (409), never a 500; the database unable to serve (down, connection lost, pool exhausted), logged, and 503, try
+    again, never a 500."""
+    if isinstance(failure, IntegrityError):
+        return concurrent_change()
+    if isinstance(failure, UNAVAILABLE):
+        app.logger.warning("the database could not serve a request: %s: %s", type(failure).__name__, failure)
+        return unavailable_error()
+    return failure
 
 
 #: Where another part of the service (the dashboard) puts its renderer of errors on its own paths: it answers with a
@@ -58,18 +69,8 @@ def install_error_handlers(app: Flask) -> None:
         response = page(error) if page is not None else None
         return response if response is not None else error_response(error)
 
-    @app.errorhandler(ServiceError)
-    def service_error(error: ServiceError):
-        return answer(error)
-
-    @app.errorhandler(IntegrityError)
-    def integrity_error(_error):
-        # The database refused a write a concurrent one won: a clean conflict, never a 500.
-        return answer(concurrent_change())
-
-    for failure in UNAVAILABLE:
-        # The database could not serve (down, connection lost, pool exhausted): 503, try again, never a 500.
-        app.register_error_handler(failure, lambda error: answer(database_unavailable(app, error)))
+    for kind in ANSWERED:
+        app.register_error_handler(kind, lambda error: answer(error_for(app, error)))
 
     @app.errorhandler(RequestEntityTooLarge)
     def too_large(_error):

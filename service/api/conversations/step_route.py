@@ -17,18 +17,16 @@ from typing import Any, Callable, Iterable
 
 import orjson
 from flask import Flask
-from peewee import IntegrityError
 from werkzeug.exceptions import InternalServerError
 from werkzeug.http import HTTP_STATUS_CODES
 
 from service import gate
 from service.api.body import malformed_body
 from service.conversations import Session, authenticate_session, get_conversation_turn, parse_calls, run_model_step
-from service.database import UNAVAILABLE, release
-from service.errors import ServiceError, concurrent_change
+from service.database import release
 from service.http.context import DISPATCHER_KEY, WORK_GATE_KEY, app_config
 from service.http.credentials import bearer_in
-from service.http.errors import database_unavailable, from_http_exception, retry_headers
+from service.http.errors import ANSWERED, error_for, from_http_exception, retry_headers
 from service.http.hooks import REQUEST_ID_ENVIRON, REQUEST_ID_HEADER, answered
 from service.records import logs
 
@@ -52,8 +50,8 @@ def install_step_route(app: Flask) -> None:
     def serve(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
         ids = STEP_PATH.fullmatch(path) if environ.get("REQUEST_METHOD") == "POST" else None
-        config = app_config(app)
-        length = _plain_length(environ, config.max_request_bytes) if ids is not None else None
+        config = app_config(app) if ids is not None else None
+        length = _plain_length(environ, config.max_request_bytes) if config is not None else None
         if length is None:
             return flask_app(environ, start_response)
         started = time.perf_counter()
@@ -68,8 +66,12 @@ def install_step_route(app: Flask) -> None:
                 calls = parse_calls(_json(environ["wsgi.input"].read(length)))
                 results = run_model_step(session, conversation, turn, calls, dispatcher)
                 status, body, headers = 200, orjson.dumps({"results": results}), []
-            except Exception as failure:  # noqa: BLE001 - each answered as Flask's handlers answer it
-                error = _as_error(app, failure, path)
+            except Exception as failure:  # noqa: BLE001 - each answered as the app's handlers answer it
+                if isinstance(failure, ANSWERED):
+                    error = error_for(app, failure)
+                else:  # what no handler takes: logged as Flask logs it, and its 500 in the one shape
+                    app.logger.error("Exception on %s [POST]", path, exc_info=failure)
+                    error = from_http_exception(InternalServerError())
                 status, body, headers = error.status, orjson.dumps(error.to_dict()), retry_headers(error)
             finally:
                 release()
@@ -97,7 +99,8 @@ def _plain_length(environ: dict[str, Any], bound: int) -> int | None:
     # ASCII digits only: str.isdigit takes "²" too, which int() refuses (the server refuses such a head first anyway)
     if not (declared.isascii() and declared.isdigit()):
         return None
-    return int(declared) if int(declared) <= bound else None
+    length = int(declared)
+    return length if length <= bound else None
 
 
 def _json(body: bytes) -> Any:
@@ -107,15 +110,3 @@ def _json(body: bytes) -> Any:
     except (ValueError, RecursionError):  # not JSON, not text, or nested past what the parser can hold
         raise malformed_body() from None
 
-
-def _as_error(app: Flask, failure: Exception, path: str) -> ServiceError:
-    """What the app's error handlers answer for `failure`: ours as it is, a conflict, the database away, or a 500
-    logged as Flask logs an exception no handler takes."""
-    if isinstance(failure, ServiceError):
-        return failure
-    if isinstance(failure, IntegrityError):
-        return concurrent_change()
-    if isinstance(failure, UNAVAILABLE):
-        return database_unavailable(app, failure)
-    app.logger.error("Exception on %s [POST]", path, exc_info=failure)
-    return from_http_exception(InternalServerError())
