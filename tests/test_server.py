@@ -69,6 +69,23 @@ def test_a_repeated_equal_length_is_one_length():
     assert answer.startswith(b"HTTP/1.1 200 OK") and answer.endswith(b"body=hello")
 
 
+def test_a_chunked_body_outranks_a_declared_length():
+    # RFC 9112 §6.3: with both, the transfer coding decides where the body ends and the length is dropped.
+    with serving() as port:
+        answer = exchange(port, request("POST / HTTP/1.1\nHost: a\nContent-Length: 3\nTransfer-Encoding: chunked\n",
+                                        b"5\r\nhello\r\n0\r\n\r\n"))
+    assert answer.startswith(b"HTTP/1.1 200 OK") and answer.endswith(b"body=hello")
+    assert b"CONTENT_LENGTH" not in answer
+
+
+def test_a_field_given_twice_is_read_by_its_first_value_in_any_case():
+    with serving() as port:
+        # the first Connection says close: no second answer, though the second request is complete
+        answer = exchange(port, request("GET / HTTP/1.1\nHost: a\nconnection: close\nConnection: keep-alive\n")
+                          + request("GET / HTTP/1.1\nHost: a\n"))
+    assert answer.count(b"HTTP/1.1 200 OK") == 1
+
+
 def test_an_answer_leaves_in_one_write_and_a_stream_as_it_comes(monkeypatch):
     writes = []
     real = gevent.pywsgi.WSGIHandler._sendall
