@@ -1,4 +1,5 @@
 """Alive, ready (database reachable, schema current), request ids, and one JSON log line per request."""
+import json
 import re
 
 import pytest
@@ -72,3 +73,53 @@ def test_every_request_is_one_json_line_with_its_id(api, client):
 @pytest.mark.parametrize("path", ["/metrics", "/healthz", "/readyz"])
 def test_operations_endpoints_need_no_credentials(client, path):
     assert client.get(path).status_code == 200
+
+
+def test_lines_logged_at_once_from_threads_and_greenlets_each_stay_whole(monkeypatch):
+    # The service's handler holds the thread's own lock (not gevent's): it must still keep real threads' lines apart.
+    import io
+    import logging
+
+    import gevent
+
+    from service.records.logs import configure_logging
+
+    configure_logging()
+    stderr = io.StringIO()
+    monkeypatch.setattr("sys.stderr", stderr)
+    # Only the service's handler: pytest's own, above it, takes gevent's lock, which a thread cannot wait on here.
+    monkeypatch.setattr(logging.getLogger("service"), "propagate", False)
+    log = logging.getLogger("service.test")
+
+    def write(writer: str) -> None:
+        for n in range(300):
+            log.info("line", extra={"fields": {"writer": writer, "n": n, "padding": "x" * 200}})
+
+    threads = [gevent.get_hub().threadpool.spawn(write, f"thread-{i}") for i in range(4)]
+    greenlets = [gevent.spawn(write, f"greenlet-{i}") for i in range(4)]
+    gevent.joinall(greenlets)
+    for thread in threads:
+        thread.get(timeout=30)
+    lines = [json.loads(line) for line in stderr.getvalue().splitlines()]
+    assert len(lines) == 2400
+    assert {(line["writer"], line["n"]) for line in lines} == {
+        (f"{kind}-{i}", n) for kind in ("thread", "greenlet") for i in range(4) for n in range(300)}
+
+
+def test_metric_counts_from_threads_and_greenlets_at_once_are_exact():
+    # The metrics' values hold the thread's own lock too: a count from several threads loses no increment.
+    import gevent
+    from prometheus_client import CollectorRegistry, Counter
+
+    counter = Counter("toolgate_test_increments", "Increments.", ["by"], registry=CollectorRegistry())
+    child = counter.labels("all")
+
+    def count() -> None:
+        for _ in range(20_000):
+            child.inc()
+
+    threads = [gevent.get_hub().threadpool.spawn(count) for _ in range(4)]
+    gevent.joinall([gevent.spawn(count) for _ in range(2)])
+    for thread in threads:
+        thread.get(timeout=30)  # a lock a thread cannot wait on would hang here: fail instead
+    assert child._value.get() == 120_000
