@@ -268,13 +268,15 @@ def shared_tool(name: str, url: str, description: str = "", **extra: Any) -> dic
 
 @contextlib.contextmanager
 def platform(tmp: Path, *, engine: str = "geventhttpclient", workers: int = 1, defer_records: bool = False,
-             database_url: str | None = None, root: Path = ROOT) -> Iterator[Platform]:
+             database_url: str | None = None, root: Path = ROOT, under: Sequence[str] = (),
+             start_seconds: float = START_SECONDS) -> Iterator[Platform]:
     """`toolgate serve` on a fresh SQLite database in `tmp` (or `database_url`), loopback allowed.
 
     `engine` picks the HTTP client calls are sent with, `defer_records` the experiment of recording after
     the answer (bench/platform.py); the organization and keys are made with the `toolgate` CLI, exactly as an
     operator would. `root` is the source tree to run: another than this one (`source_at`) runs as it is, with its
-    own engine and without the experiment.
+    own engine and without the experiment. `under` is a command the server runs under (a profiler), given
+    `start_seconds` to come up.
     """
     database_url = database_url or f"sqlite:///{tmp / f'bench-{secrets.token_hex(4)}.db'}"
     port = free_port()
@@ -291,13 +293,13 @@ def platform(tmp: Path, *, engine: str = "geventhttpclient", workers: int = 1, d
             ["--defer-records"] if defer_records else []) + ["--", *serve]
     else:
         args = [PYTHON, "-m", "service.entry", *serve]
-    with child(args, env=env, ready_line=None, cwd=root) as (process, _):
-        _wait_until_up(base, process)
+    with child([*under, *args], env=env, ready_line=None, cwd=root) as (process, _):
+        _wait_until_up(base, process, start_seconds)
         yield Platform(url=base, pid=process.pid, admin_key=org["admin_key"], backend_key=backend["key"])
 
 
-def _wait_until_up(base: str, process: subprocess.Popen) -> None:
-    deadline = time.monotonic() + START_SECONDS
+def _wait_until_up(base: str, process: subprocess.Popen, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError("toolgate serve exited while starting")
