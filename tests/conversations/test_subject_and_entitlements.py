@@ -78,3 +78,18 @@ def test_hostile_path_values_never_change_the_url_shape(service, backend):
         assert request["query"]["raw"] == ""
         assert "injected" not in {k.lower() for k in request["headers"]}
     assert [r["error"]["kind"] for r in results[len(hostile):]] == ["invalid-arguments"] * len(refused)
+
+
+def test_the_offered_tools_keep_the_definitions_order(service, backend):
+    # The model reads the tool's parameters as its author wrote them, not sorted; the answer is the raw JSON text.
+    parameters = [{"name": name, "type": "string", "location": "query", "description": f"The {name}."}
+                  for name in ("zeta", "alpha", "mu")]
+    publish_project(service, [tool("search", backend + "/tools/search/echo", parameters=parameters)])
+    token = service.session_token("alice")
+    conversation = Conversation(service, token)
+    answer = service.as_session("GET", f"/v1/conversations/{conversation.id}/tools", token)
+    assert answer.status_code == 200 and answer.headers["Content-Type"] == "application/json"
+    text = answer.text
+    assert text.index('"zeta"') < text.index('"alpha"') < text.index('"mu"')
+    assert text.index('"name"') < text.index('"description"') < text.index('"parameters"')
+    assert answer.json()["tools"][0]["parameters"]["properties"]["mu"] == {"type": "string", "description": "The mu."}

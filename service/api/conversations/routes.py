@@ -143,8 +143,10 @@ class ConversationToolViews(MethodView):
     def get(self, conversation_id):
         """The tools offered to the model, filtered by this token's entitlements, without the subject"""
         session = current_session()
-        # Already plain JSON-ready data: answered as is, without a per-item schema dump (hot path, bench/registry).
-        return jsonify({"tools": offered_tools(get_conversation(session, conversation_id), session)})
+        # Plain JSON-ready data (text the registry checked, no numbers): written by orjson without a per-item schema
+        # dump or jsonify's sorting of every key, so the model reads the parameters in their author's order
+        # (500 tools: 5.7 -> 2.0 ms, bench/registry).
+        return json_response({"tools": offered_tools(get_conversation(session, conversation_id), session)})
 
 
 @blp.route("/<conversation_id>/turns")
