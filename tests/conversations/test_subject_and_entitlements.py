@@ -93,3 +93,12 @@ def test_the_offered_tools_keep_the_definitions_order(service, backend):
     assert text.index('"zeta"') < text.index('"alpha"') < text.index('"mu"')
     assert text.index('"name"') < text.index('"description"') < text.index('"parameters"')
     assert answer.json()["tools"][0]["parameters"]["properties"]["mu"] == {"type": "string", "description": "The mu."}
+
+
+def test_opening_a_conversation_offers_the_tools_in_the_same_order(service, backend):
+    parameters = [{"name": name, "type": "string", "location": "query"} for name in ("zeta", "alpha")]
+    publish_project(service, [tool("search", backend + "/tools/search/echo", parameters=parameters)])
+    token = service.session_token("alice")
+    answer = service.as_session("POST", "/v1/conversations", token, json={"project": "shop"})
+    assert answer.status_code == 201
+    assert answer.text.index('"zeta"') < answer.text.index('"alpha"')
