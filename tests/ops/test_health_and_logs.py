@@ -1,11 +1,16 @@
 """Alive, ready (database reachable, schema current), request ids, and one JSON log line per request."""
+import io
 import json
+import logging
 import re
 
+import gevent
 import pytest
 
 from service.database import db, make_database, open_database
 from service.ops.health import readiness
+from service.records.logs import configure_logging
+from service.records.metrics import REGISTRY_WRITES
 from tests.helpers import captured_logs, log_lines
 
 UNREACHABLE = "postgresql://postgres@127.0.0.1:1/none"  # nothing listens on port 1: refused at once
@@ -77,13 +82,6 @@ def test_operations_endpoints_need_no_credentials(client, path):
 
 def test_lines_logged_at_once_from_threads_and_greenlets_each_stay_whole(monkeypatch):
     # The service's handler holds the thread's own lock (not gevent's): it must still keep real threads' lines apart.
-    import io
-    import logging
-
-    import gevent
-
-    from service.records.logs import configure_logging
-
     configure_logging()
     stderr = io.StringIO()
     monkeypatch.setattr("sys.stderr", stderr)
@@ -108,10 +106,6 @@ def test_lines_logged_at_once_from_threads_and_greenlets_each_stay_whole(monkeyp
 
 def test_metric_counts_from_threads_and_greenlets_at_once_are_exact():
     # The metrics' values hold the thread's own lock too: a count from several threads loses no increment.
-    import gevent
-
-    from service.records.metrics import REGISTRY_WRITES
-
     child = REGISTRY_WRITES.labels("test-threads", "counted")
     before = child._value.get()
 
