@@ -56,7 +56,7 @@ def serve_workers(factory: Callable[[], "Flask"], listener: socket.socket, worke
                 "accesslog": None,
                 "preload_app": False,  # each worker opens its own database connections after the fork
                 "post_fork": lambda _server, _worker: _patch_database_driver(),
-                "post_worker_init": lambda _worker: _settle_heap(),  # the worker's app is built
+                "post_worker_init": lambda _worker: _settle_process(),  # the worker's app is built
             }
             for name, value in settings.items():
                 self.cfg.set(name, value)
@@ -67,10 +67,10 @@ def serve_workers(factory: Callable[[], "Flask"], listener: socket.socket, worke
     _Toolgate().run()
 
 
-def _settle_heap() -> None:
-    from serving import settle_heap
+def _settle_process() -> None:
+    from serving import settle_process
 
-    settle_heap()
+    settle_process()
 
 
 def __getattr__(name: str) -> Any:
@@ -80,6 +80,6 @@ def __getattr__(name: str) -> Any:
 
         global app
         app = create_app()
-        _settle_heap()
+        _settle_process()
         return app
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -123,6 +123,35 @@ def test_settling_the_heap_takes_what_start_up_built_out_of_every_later_collecti
         gc.unfreeze()
 
 
+def test_a_serving_process_spawns_greenlets_without_recording_their_spawner():
+    tracked = gevent.spawn(lambda: None)
+    assert tracked.spawning_stack is not None  # gevent's default, which tests keep
+    try:
+        serving.spawn_untracked()
+        untracked = gevent.spawn(lambda: None)
+        assert (untracked.spawning_stack, untracked.spawning_greenlet, untracked.spawn_tree_locals) == (None,) * 3
+    finally:
+        gevent.config.track_greenlet_tree = True
+    gevent.joinall([tracked, untracked], timeout=BOUND_SECONDS, raise_error=True)
+
+
+def test_serve_settles_its_process_before_it_accepts(monkeypatch):
+    order = []
+    monkeypatch.setattr(serving, "settle_process", lambda: order.append("settled"))
+    server = serving.make_server(lambda environ, start_response: [], "127.0.0.1", 0)
+    real_start = server.start
+    monkeypatch.setattr(server, "start", lambda: (order.append("accepting"), real_start()))
+    serving_loop = gevent.spawn(serving.serve, server, ready="up at {url}")
+    try:
+        with gevent.Timeout(BOUND_SECONDS):
+            while len(order) < 2:
+                gevent.sleep(0.01)
+        assert order == ["settled", "accepting"]
+    finally:
+        serving_loop.kill()
+        server.stop(timeout=1)
+
+
 def test_the_loop_imports_only_gevent_and_the_standard_library():
     """The mock shares it without importing the service; so it may import none of ours, nor anything else."""
     import ast
