@@ -1,9 +1,9 @@
-"""Where a one-call step's CPU goes: py-spy samples `toolgate serve` while CLIENTS clients post one-call steps.
+"""Where a step's CPU goes: py-spy samples `toolgate serve` while CLIENTS clients post steps (one call each, or more).
 
 Writes a flame graph (SVG) and a text summary (the functions with the most samples, inclusive and self) under
 bench/profiles/. Not part of `make bench` (py-spy needs ptrace and a pip install of its own):
 
-    pip install py-spy && python -m bench.profile_step [--seconds 10] [--name step] [--commit 6c9946c]
+    pip install py-spy && python -m bench.profile_step [--seconds 10] [--name step] [--calls 1] [--commit 6c9946c]
 """
 from __future__ import annotations
 
@@ -25,9 +25,9 @@ PROFILES = ROOT / "bench" / "profiles"
 TOP = 40
 
 
-async def drive(url: str, token: str, seconds: float) -> int:
-    """Post one-call steps from CLIENTS clients for `seconds`; how many were answered."""
-    body = {"calls": [{"id": "0", "name": "fast", "arguments": {}}]}
+async def drive(url: str, token: str, seconds: float, calls: int = 1) -> int:
+    """Post steps of `calls` calls from CLIENTS clients for `seconds`; how many were answered."""
+    body = {"calls": [{"id": str(i), "name": "fast", "arguments": {}} for i in range(calls)]}
     headers = {"Authorization": f"Bearer {token}"}
     done, until = 0, time.monotonic() + seconds
     async with aiohttp.ClientSession() as session:
@@ -68,6 +68,7 @@ def main() -> int:
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--commit", default=None, help="profile the source at this commit instead (git archive)")
     parser.add_argument("--rate", type=int, default=250, help="py-spy samples per second")
+    parser.add_argument("--calls", type=int, default=1, help="calls a step (steps of 100: the per-call cost)")
     parser.add_argument("--raw", type=Path, default=None, help="also keep py-spy's collapsed stacks here")
     args = parser.parse_args()
     PROFILES.mkdir(exist_ok=True)
@@ -80,20 +81,21 @@ def main() -> int:
             token = running.session_token()
             conversation = running.open_conversation(token, "profile")["id"]
             url = f"{running.url}/v1/conversations/{conversation}/turns/{running.start_turn(token, conversation)}/steps"
-            asyncio.run(drive(url, token, 1.0))  # warm: pools, caches
+            asyncio.run(drive(url, token, 1.0, args.calls))  # warm: pools, caches
             raw = Path(tmp) / "raw.txt"
             spies = [subprocess.Popen(["py-spy", "record", "--pid", str(running.pid), "--rate", str(args.rate),
                                        "--duration", str(int(args.seconds)), "--nonblocking", "--format", fmt,
                                        "--output", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                      for fmt, out in (("raw", raw), ("flamegraph", PROFILES / f"{args.name}.svg"))]
             time.sleep(0.5)
-            steps = asyncio.run(drive(url, token, args.seconds))
+            steps = asyncio.run(drive(url, token, args.seconds, args.calls))
             for spy in spies:
                 spy.wait(timeout=args.seconds + 60)
             summary = summarise(raw)
             if args.raw:
                 args.raw.write_text(raw.read_text())
-    text = f"{steps} one-call steps from {CLIENTS} clients in {args.seconds:g} s\n\n{summary}"
+    calls = f"{args.calls} call{'s' * (args.calls > 1)}"
+    text = f"{steps} steps of {calls} from {CLIENTS} clients in {args.seconds:g} s\n\n{summary}"
     (PROFILES / f"{args.name}.txt").write_text(text)
     print(text)
     return 0
