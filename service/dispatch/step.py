@@ -9,6 +9,7 @@ import gevent.pool
 
 from service.dispatch.failures import TRANSPORT_ERROR
 from service.dispatch.transport import CallOutcome
+from service.gate import yield_to_ready
 from service.limits import STEP_POOL_SIZE
 
 log = logging.getLogger(__name__)
@@ -25,8 +26,8 @@ def run_step(thunks: list[Callable[[], CallOutcome]], pool_size: int = STEP_POOL
         # Nothing to run beside it: the caller's greenlet runs it, without a pool, a spawn and a join (most steps).
         # It yields once first, as a spawned call's greenlet would: under a burst the rest of each arrival's work
         # then queues behind requests that came in meanwhile (/healthz's p99 under bench/load.py: ~430 → ~320 ms
-        # on a busy machine), at the cost of one pass through gevent's loop.
-        gevent.sleep(0)
+        # on a busy machine), at the cost of one pass through gevent's loop when another greenlet is ready.
+        yield_to_ready()
         return [_kept(thunks[0])]
     pool = gevent.pool.Pool(pool_size)
     greenlets = []

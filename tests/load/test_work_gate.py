@@ -4,6 +4,7 @@ import time
 
 import gevent
 import gevent.socket
+import greenlet
 import pytest
 import requests
 
@@ -142,3 +143,21 @@ def test_once_a_place_is_free_the_same_request_is_answered(full_gate):
         assert service.api("GET", "/v1/tools").status_code == 200
     finally:
         assert work.take()  # the fixture gives one back at its end
+
+
+def test_a_request_yields_to_greenlets_ready_to_run_and_skips_the_yield_when_none_is():
+    def in_a_thread_of_its_own():  # so its hub's loop holds only what this does
+        switches, ran = [], []
+        previous = greenlet.settrace(lambda event, args: switches.append(event))
+        try:
+            gate.yield_to_ready()  # nothing else ready: no switch to the hub and back
+            alone = list(switches)
+            gevent.spawn(ran.append, "the other")
+            gate.yield_to_ready()
+        finally:
+            greenlet.settrace(previous)
+        return alone, ran
+
+    alone, ran = gevent.get_hub().threadpool.apply(in_a_thread_of_its_own)
+    assert alone == []
+    assert ran == ["the other"]  # it ran before this greenlet went on
