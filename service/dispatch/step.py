@@ -1,6 +1,7 @@
 """One model step: all of its calls at once, each call's outcome kept, in the calls' order."""
 from __future__ import annotations
 
+import contextvars
 import logging
 import time
 from typing import Callable
@@ -20,7 +21,8 @@ def run_step(thunks: list[Callable[[], CallOutcome]], pool_size: int = STEP_POOL
 
     The step takes as long as its slowest call (calls beyond `pool_size` wait for a free slot).
     Nothing is raised across greenlets: a call that fails unexpectedly becomes that call's
-    transport error, logged, and the others carry on.
+    transport error, logged, and the others carry on. Each call runs in a copy of the caller's context,
+    so what it logs carries the caller's request id (a spawned greenlet starts with an empty one).
     """
     if len(thunks) == 1:
         # Nothing to run beside it: the caller's greenlet runs it, without a pool, a spawn and a join (most steps).
@@ -32,7 +34,8 @@ def run_step(thunks: list[Callable[[], CallOutcome]], pool_size: int = STEP_POOL
     pool = gevent.pool.Pool(pool_size)
     greenlets = []
     try:
-        greenlets = [pool.spawn(_kept, thunk) for thunk in thunks]
+        # A context each: one context cannot be entered by two greenlets at once.
+        greenlets = [pool.spawn(contextvars.copy_context().run, _kept, thunk) for thunk in thunks]
         pool.join()
     finally:
         pool.kill()  # only does anything if this step itself was interrupted

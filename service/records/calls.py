@@ -79,7 +79,7 @@ def call_view(row: CallRecord) -> dict[str, Any]:
 
 
 def observe(organization: Organization, rows: Iterable[Mapping[str, Any]], *, session_start: bool) -> None:
-    """After a step's records are written: count them in the metrics and log one line per call."""
+    """Once a step's records are written, or refused: count its calls in the metrics and log one line per call."""
     rows = list(rows)
     metrics.observe_step(organization.slug, rows, session_start=session_start)
     logs.log_calls(organization.slug, rows)

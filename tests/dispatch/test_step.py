@@ -2,6 +2,7 @@
 
 "At once" is seen at the endpoint: its gathering route answers each call only once all of the group are there
 together (`met: true`); calls sent one after another would each wait alone and answer `met: false`."""
+import contextvars
 import json
 import logging
 
@@ -35,6 +36,17 @@ def test_outcomes_come_back_in_the_calls_order_not_the_finishing_order():
         return lambda: gevent.sleep(seconds) or CallOutcome(None, 200, output=label)
     outcomes = run_step([after(0.06, "first"), after(0.0, "second"), after(0.03, "third")])
     assert [o.output for o in outcomes] == ["first", "second", "third"]
+
+
+@pytest.mark.parametrize("width", [1, 3])
+def test_each_call_runs_in_the_callers_context(width):
+    request = contextvars.ContextVar("request", default=None)
+    token = request.set("req-1")
+    try:
+        outcomes = run_step([lambda: gevent.sleep(0) or CallOutcome(None, 200, output=request.get())] * width)
+    finally:
+        request.reset(token)
+    assert [o.output for o in outcomes] == ["req-1"] * width
 
 
 def test_an_unexpected_exception_is_that_calls_transport_error_and_the_others_carry_on(caplog):

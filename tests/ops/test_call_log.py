@@ -3,8 +3,10 @@ import base64
 import json
 import time
 
+from peewee import OperationalError
 from prometheus_client.parser import text_string_to_metric_families
 
+from service.conversations import records
 from service.limits import CALL_DEADLINE_SECONDS
 from tests.helpers import (
     SUBJECT_IN_PATH,
@@ -104,6 +106,31 @@ def test_a_call_of_each_kind_is_logged_with_its_fields_and_no_body_or_token_is_k
     assert step_request["turn"] == turn and step_request["status"] == 200
     assert step_request["request_id"] == step.headers["X-Request-Id"]
     assert all(line["request_id"] == step_request["request_id"] for line in call_lines if line["turn"] == turn)
+
+
+def test_calls_made_whose_records_cannot_be_written_are_still_logged_and_counted(tmp_path, monkeypatch):
+    """The endpoint was called with signed assertions: an operator sees those calls even when the database refused
+    their records and the step answered 503."""
+    org = "unrecorded-org"
+    with live_service(tmp_path, org=org) as service, endpoint() as tenant, captured_logs() as logged:
+        publish_project(service, [tool("ok", tenant.url + "/ok")])
+        chat = Conversation(service, service.session_token("alice"))
+        turn = chat.turn()
+
+        def refused(rows):
+            raise OperationalError("disk I/O error")
+
+        monkeypatch.setattr(records._writer, "_insert", refused)
+        step = chat.step_response(turn, ("ok", {}), ("ok", {}))
+        monkeypatch.undo()
+        text = service.api("GET", "/metrics", headers={}).text
+        recorded = service.api("GET", f"/v1/calls?turn={turn}").json()
+    assert step.status_code == 503 and step.json()["code"] == "database-unavailable"
+    assert len(tenant.authorizations) == 2 and recorded["calls"] == []  # made, and not in the call log
+    lines = [line for line in log_lines(logged) if line["logger"] == "service.call" and line["turn"] == turn]
+    assert sorted(line["jti"] for line in lines) == sorted(claims(a)["jti"] for a in tenant.authorizations)
+    assert {line["request_id"] for line in lines} == {step.headers["X-Request-Id"]}
+    assert samples(text, "toolgate_calls_total")[(("kind", "ok"), ("org", org), ("tool", "ok"))] == 2
 
 
 def samples(text, name):
