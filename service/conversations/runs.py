@@ -6,6 +6,7 @@ and records each call afterwards in one batch per step (never a body, never a to
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 import time
 from collections import OrderedDict
@@ -40,6 +41,8 @@ from service.records import calls as calls_log
 from service.records import metrics
 from service.registry import get_project, violation
 from service.text import recordable, text_problem
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -301,7 +304,12 @@ def _record(session, conversation_id, turn, calls, tools, outcomes, jtis, sessio
     } for call, o, jti in zip(calls, outcomes, jtis)]
     try:
         write_call_records(rows)
-    finally:
-        # Metrics and one log line a call, written or not: the calls were made (with signed assertions), and an
-        # operator sees them even when the database refused their records and the step answers 503.
-        calls_log.observe(session.organization, rows, session_start=session_start)
+    except BaseException:
+        # The calls were made, with signed assertions: an operator sees them in the metrics and the log even when the
+        # database refused their records. The refusal is still what the step answers (503).
+        try:
+            calls_log.observe(session.organization, rows, session_start=session_start)
+        except Exception:  # noqa: BLE001 - never in place of the refusal
+            log.exception("calls whose records were refused could not be counted")
+        raise
+    calls_log.observe(session.organization, rows, session_start=session_start)  # metrics and one log line a call

@@ -1,8 +1,8 @@
 """Structured logs: one JSON object per line, each carrying the request id of the request that caused it.
 
-Every request is logged once when answered (`service.request`) and every call once when its step is recorded
-(`service.call`), with its turn id. A log line never holds a body or a token: the fields are chosen here, from the
-call log's own columns, and the request line has the path without its query string.
+Every request is logged once when answered (`service.request`) and every call once when its step is recorded, or
+its records refused (`service.call`), with its turn id. A log line never holds a body or a token: the fields are
+chosen here, from the call log's own columns, and the request line has the path without its query string.
 
 Those two lines are written for every request and every call, and logging's way to a line (a record built from
 scratch, the dispatch through the loggers, the handler, the formatter) cost ~76k instructions each: ~9% of a one-call
