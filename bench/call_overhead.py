@@ -83,6 +83,7 @@ class Target:
     cpu_1: list[float] = field(default_factory=list)
     cpu_n: list[float] = field(default_factory=list)
     rates: list[float] = field(default_factory=list)
+    cpu_loaded: list[float] = field(default_factory=list)
     per_step_statements: list[float] = field(default_factory=list)
 
 
@@ -151,11 +152,14 @@ async def measure_round(targets: list[Target]) -> None:
             for _ in range(steps):
                 await target.many(session)
             target.cpu_n.append((target.cpu() - cpu) / (steps * FANOUT))
-            target.rates.append(await throughput(session, target))
+            cpu = target.cpu()
+            rate, done = await throughput(session, target)
+            target.rates.append(rate)
+            target.cpu_loaded.append((target.cpu() - cpu) / done)
 
 
-async def throughput(session: aiohttp.ClientSession, target: Target) -> float:
-    """Requests per second CLIENTS concurrent clients get, each awaiting `target.one` in a loop."""
+async def throughput(session: aiohttp.ClientSession, target: Target) -> tuple[float, int]:
+    """(requests per second, requests) CLIENTS concurrent clients get, each awaiting `target.one` in a loop."""
     done, until = 0, time.perf_counter() + LOAD_SECONDS / ROUNDS
 
     async def client() -> None:
@@ -166,7 +170,7 @@ async def throughput(session: aiohttp.ClientSession, target: Target) -> float:
 
     started = time.perf_counter()
     await asyncio.gather(*(client() for _ in range(CLIENTS)))
-    return done / (time.perf_counter() - started)
+    return done / (time.perf_counter() - started), done
 
 
 async def warm(targets: list[Target]) -> None:
@@ -236,7 +240,10 @@ def run(engines: list[str], before: bool, postgres: str | None) -> Report:
         "alone (run_step, call_tool, signing with each algorithm) in a gevent process of its own; `one … assertion` "
         "is minting one call assertion (the key parsed once, as the platform keeps it), in the benchmark process.",
         f"Throughput: {CLIENTS} asyncio clients in the benchmark process, {LOAD_SECONDS:g} s in all, the median of the "
-        "rounds; the load generator, the platform and the endpoint share the machine's cores.",
+        "rounds; the load generator, the platform and the endpoint share the machine's cores. `CPU µs per one-call "
+        f"step, {CLIENTS} clients` is the serving process's CPU over that run per step answered (direct's: the "
+        "benchmark process's per GET): what a busy process pays a step, its caches warm and a group commit sometimes "
+        "shared, where the sequential figure pays for waking an idle process each step.",
         f"`{DEFERRED}`: an experiment (bench/platform.py), not the platform's behaviour; `{BEFORE}`: the source at "
         f"{BEFORE_COMMIT}, run from a git archive with this run's packages; `{POSTGRES}`: statements counted as they "
         "reach the server (bench/statements.py).",
@@ -262,14 +269,15 @@ def table_rows(report: Report, targets: list[Target], layers: dict[str, dict[str
         statements = f"{median(t.per_step_statements):.2f}" if t.per_step_statements else "-"
         unit = "calls/s" if t is bare else "steps/s"
         rows.append([t.name, ms(median(t.latencies)), ms(p99(t.latencies)), added, us(median(t.cpu_1)),
-                     us(median(t.cpu_n)), f"{median(t.rates):.0f} {unit}", statements])
+                     us(median(t.cpu_loaded)), us(median(t.cpu_n)), f"{median(t.rates):.0f} {unit}", statements])
     for alg, layer in layers.items():
-        rows.append([f"dispatch only ({alg})", "-", "-", "-", us(layer["cpu_1"]), us(layer["cpu_n"]), "-", "-"])
+        rows.append([f"dispatch only ({alg})", "-", "-", "-", us(layer["cpu_1"]), "-", us(layer["cpu_n"]), "-", "-"])
     for alg, seconds in signatures.items():
-        rows.append([f"one {alg} assertion", "-", "-", "-", us(seconds), us(seconds), "-", "-"])
+        rows.append([f"one {alg} assertion", "-", "-", "-", us(seconds), "-", us(seconds), "-", "-"])
     report.tables.append(table(
         ["column", "median ms", "p99 ms", "added ms median (p99)", "CPU µs per one-call step",
-         f"CPU µs per call, steps of {FANOUT}", f"{CLIENTS} clients", "statements per one-call step"], rows))
+         f"CPU µs per one-call step, {CLIENTS} clients", f"CPU µs per call, steps of {FANOUT}", f"{CLIENTS} clients",
+         "statements per one-call step"], rows))
 
 
 def goals(report: Report, figures: dict[str, Target], layer: dict[str, float]) -> None:
@@ -283,7 +291,10 @@ def goals(report: Report, figures: dict[str, Target], layer: dict[str, float]) -
     before = figures.get(BEFORE)
     cpu_1 = median(ours.cpu_1)
     context = f"; bare GET {us(median(bare.cpu_1))} µs" + (f"; before {us(median(before.cpu_1))} µs" if before else "")
-    report.goal(f"platform CPU per one-call step <= {GOAL_STEP_CPU_US} µs", f"{us(cpu_1)} µs{context}",
+    # The verdict is the sequential figure's, the stricter: a process woken from idle for each step runs it with cold
+    # caches; the same step among others (10 clients) is what a busy process pays, given beside it.
+    loaded = f" sequential ({us(median(ours.cpu_loaded))} µs with {CLIENTS} clients)"
+    report.goal(f"platform CPU per one-call step <= {GOAL_STEP_CPU_US} µs", f"{us(cpu_1)} µs{loaded}{context}",
                 cpu_1 <= GOAL_STEP_CPU_US / 1e6,
                 "per step (the route answers without Flask: step_route.py): gevent's HTTP server, an ES256 signature "
                 "(~50 µs), the call's send and read, a SQLite insert into a table with 7 indexes (18 writes to the "
