@@ -46,9 +46,14 @@ def create_app(config: Config | None = None) -> "Flask":
 
     from service.conversations import CallSlots, Dispatcher
     from service.dispatch import AddressGuard
-    from service.server import tune_hub
+    from service.server import ARRIVAL_KEY, tune_hub
+    from serving import Arrival
 
     tune_hub()  # every way of serving (CLI, gunicorn, tests) builds its app here
+    app.extensions[ARRIVAL_KEY] = Arrival(head_seconds=config.head_timeout_seconds,
+                                          body_stall_seconds=config.body_timeout_seconds,
+                                          idle_seconds=config.idle_timeout_seconds,
+                                          max_connections=config.max_connections)
 
     app.extensions[http.DISPATCHER_KEY] = Dispatcher(
         config=config, guard=AddressGuard(config.allowed_networks),
@@ -60,5 +65,6 @@ def create_app(config: Config | None = None) -> "Flask":
 
     mcp.register(app)
     dashboard.register(app)
+    http.install_arrival(app)  # last, so outermost: every path (the step route's too) reads its body this way
     return app
 

@@ -8,10 +8,14 @@ from typing import Mapping
 # Only plain modules here: `service` is imported (through this) before an entry point's gevent patching.
 from service.limits import (
     APPROVAL_LIFETIME_SECONDS,
+    BODY_TIMEOUT_SECONDS,
     CALL_DEADLINE_SECONDS,
     DATABASE_POOL_SIZE,
     DATABASE_POOL_WAIT_SECONDS,
     DEFAULT_CALLS_IN_FLIGHT_PER_ORG,
+    HEAD_TIMEOUT_SECONDS,
+    IDLE_TIMEOUT_SECONDS,
+    MAX_CONNECTIONS,
     MAX_REQUEST_BYTES,
     MAX_REQUESTS_AT_WORK,
     WORK_WAIT_SECONDS,
@@ -54,6 +58,12 @@ class Config:
     work_wait_seconds: float = WORK_WAIT_SECONDS
     #: The largest request body any route takes; a larger one is refused with 413 before it is read.
     max_request_bytes: int = MAX_REQUEST_BYTES
+    #: How long a request's head may take from its first byte, and its body without a byte (408 past either); how
+    #: long a kept-alive connection may wait for its next request; how many client connections one process serves.
+    head_timeout_seconds: float = HEAD_TIMEOUT_SECONDS
+    body_timeout_seconds: float = BODY_TIMEOUT_SECONDS
+    idle_timeout_seconds: float = IDLE_TIMEOUT_SECONDS
+    max_connections: int = MAX_CONNECTIONS
     #: How long a tool call may take: the spec's ten seconds. Only a test gives a shorter one (in process, or to a
     #: process through TEST_CALL_DEADLINE_VARIABLE), so that timeouts are proven in about a second; one end-to-end
     #: test keeps the real ten.
@@ -88,6 +98,10 @@ class Config:
             max_requests_at_work=int(env.get("TOOLGATE_MAX_REQUESTS_AT_WORK", MAX_REQUESTS_AT_WORK)),
             work_wait_seconds=float(env.get("TOOLGATE_WORK_WAIT_SECONDS", WORK_WAIT_SECONDS)),
             max_request_bytes=int(env.get("TOOLGATE_MAX_REQUEST_BYTES", MAX_REQUEST_BYTES)),
+            head_timeout_seconds=_seconds(env, "TOOLGATE_HEAD_TIMEOUT_SECONDS", HEAD_TIMEOUT_SECONDS),
+            body_timeout_seconds=_seconds(env, "TOOLGATE_BODY_TIMEOUT_SECONDS", BODY_TIMEOUT_SECONDS),
+            idle_timeout_seconds=_seconds(env, "TOOLGATE_IDLE_TIMEOUT_SECONDS", IDLE_TIMEOUT_SECONDS),
+            max_connections=_count(env, "TOOLGATE_MAX_CONNECTIONS", MAX_CONNECTIONS),
             max_calls_in_flight_per_org=int(env.get("TOOLGATE_MAX_CALLS_IN_FLIGHT_PER_ORG",
                                                     DEFAULT_CALLS_IN_FLIGHT_PER_ORG)),
             approval_lifetime_seconds=float(env.get("TOOLGATE_APPROVAL_LIFETIME_SECONDS",
@@ -102,6 +116,35 @@ class Config:
     def issuer(self, org_slug: str) -> str:
         """An organization's issuer URL: its keys live at `{issuer}/.well-known/jwks.json`."""
         return f"{self.public_url}/orgs/{org_slug}"
+
+
+#: The longest any of the client deadlines may be set to: past it a deadline no longer protects anything.
+MAX_CLIENT_DEADLINE_SECONDS = 3_600
+
+
+def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    """A client deadline from `name`: seconds above 0 and at most an hour; ValueError in one sentence otherwise."""
+    text = env.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = 0.0
+    if not 0 < seconds <= MAX_CLIENT_DEADLINE_SECONDS:  # NaN fails this too
+        raise ValueError(f"{name} must be a number of seconds above 0 and at most {MAX_CLIENT_DEADLINE_SECONDS}; "
+                         f"got {text!r}.")
+    return seconds
+
+
+def _count(env: Mapping[str, str], name: str, default: int) -> int:
+    """A whole number of at least 1 from `name`; ValueError in one sentence otherwise."""
+    text = env.get(name, "").strip()
+    if not text:
+        return default
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+        raise ValueError(f"{name} must be a whole number of at least 1; got {text!r}.")
+    return int(text)
 
 
 def _test_call_deadline(text: str) -> float:

@@ -119,6 +119,16 @@ def request_too_large(limit: int) -> ServiceError:
                                                   "service takes.")
 
 
+def request_timeout() -> ServiceError:
+    """408 for a request whose head or body stopped arriving past its read deadline; its connection is closed."""
+    return ServiceError(408, "request-timeout", "The request did not arrive in time; the connection is closed.")
+
+
+def body_incomplete() -> ServiceError:
+    """400 for a body that ended (the client closed, or it broke off) before the length it declared."""
+    return ServiceError(400, "body-incomplete", "The request body ended before the length it declared.")
+
+
 def approval_decided(status: str) -> ServiceError:
     """409 for a second decision of an approval: each is decided once, and nothing more is sent."""
     return ServiceError(409, "approval-decided", f"This call was already {status}; an approval is decided once, and "

@@ -23,6 +23,7 @@ request (the CLI, a test calling the domain directly) nothing is held and they d
 """
 from __future__ import annotations
 
+import time
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -43,17 +44,34 @@ class WorkGate:
         self.size = size
         self.wait_seconds = wait_seconds
         self._places = BoundedSemaphore(size)
+        #: When the last free place was taken, none given back since (None: a place is free, or was given back).
+        self._full_since: float | None = None
 
     def take(self) -> bool:
         """A place, waiting up to the gate's wait; False if none came free in time."""
-        return self._places.acquire(timeout=self.wait_seconds)
+        if not self._places.acquire(timeout=self.wait_seconds):
+            return False
+        self._taken()
+        return True
 
     def take_eventually(self) -> None:
         """A place, however long it takes: for a request coming back from the network with work under way."""
         self._places.acquire()
+        self._taken()
+
+    def _taken(self) -> None:
+        if self._places.counter == 0 and self._full_since is None:
+            self._full_since = time.monotonic()
 
     def give_back(self) -> None:
+        self._full_since = None
         self._places.release()
+
+    def saturated(self, grace_seconds: float) -> bool:
+        """Whether every place has been taken for longer than `grace_seconds` with none given back: the process
+        cannot admit work, and readiness says so. A busy gate whose places turn over is not saturated."""
+        since = self._full_since
+        return since is not None and time.monotonic() - since > grace_seconds
 
     @property
     def free(self) -> int:
@@ -87,6 +105,11 @@ def yield_to_ready() -> None:
         others = True
     if others:
         gevent.sleep(0)
+
+
+def held() -> WorkGate | None:
+    """The gate this request holds a place at, if any."""
+    return getattr(_held, "gate", None)
 
 
 def leave() -> None:

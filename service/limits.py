@@ -63,6 +63,24 @@ WORK_WAIT_SECONDS = 5.0
 #: Seconds a client told 503 `busy` waits before trying again: the queue it met moves by hundreds a second.
 BUSY_RETRY_AFTER_SECONDS = 1
 
+#: How long a client may take to send a request (TOOLGATE_HEAD_TIMEOUT_SECONDS, TOOLGATE_BODY_TIMEOUT_SECONDS): its
+#: head from its first byte (a new connection's accept), and the longest its body may go without a byte. Past either
+#: the request is answered 408 and its connection closed. A request holds no place at the work gate and no database
+#: connection while it arrives, only its socket: these bound how long it holds even that.
+HEAD_TIMEOUT_SECONDS = 10.0
+BODY_TIMEOUT_SECONDS = 10.0
+#: How long a kept-alive connection may wait for its next request (TOOLGATE_IDLE_TIMEOUT_SECONDS); a load balancer
+#: keeps its own pool warm within it.
+IDLE_TIMEOUT_SECONDS = 75.0
+#: Client connections one process serves at once (TOOLGATE_MAX_CONNECTIONS). Past it a new connection takes the place
+#: of the one that has waited longest for its request, or is refused 503 `busy` at once when all are at work; a
+#: step's own calls are outbound and not counted. Above an organization's share of calls in flight, so a step past
+#: that share is answered 429 rather than left queued.
+MAX_CONNECTIONS = 4_096
+#: Seconds every place at the work gate may stay taken, none given back, before /readyz says the process cannot admit
+#: work: longer than any one request's CPU work, short enough for a balancer to steer around a stuck process.
+SATURATED_GRACE_SECONDS = 1.0
+
 #: Tool calls one organization may have in flight in one process by default (TOOLGATE_MAX_CALLS_IN_FLIGHT_PER_ORG),
 #: so one organization's slow tools cannot take every slot of an instance. At least one whole step.
 DEFAULT_CALLS_IN_FLIGHT_PER_ORG = 1_000

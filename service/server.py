@@ -6,15 +6,19 @@ lives in the top-level `serving` package, which the mock backend shares without 
 """
 from __future__ import annotations
 
+import json
 import resource
+from http import HTTPStatus
 from typing import Iterator
 
-from serving import NoDelayHandler, Server, listen
+from service.errors import busy, request_timeout
+from service.limits import BUSY_RETRY_AFTER_SECONDS
+from serving import Arrival, NoDelayHandler, Server, listen
 
 #: The longest header line and the most header fields a request may carry (http.client's own bounds).
 MAX_HEADER_LINE = 65_536
 MAX_HEADER_FIELDS = 100
-_END_OF_HEAD = (b"\r\n", b"\n", b"")
+_END_OF_HEAD = (b"\r\n", b"\n")
 
 
 class RequestHead:
@@ -63,6 +67,8 @@ def read_head(rfile) -> RequestHead:
         line = rfile.readline(MAX_HEADER_LINE + 1)
         if line in _END_OF_HEAD:
             break
+        if not line.endswith(b"\n") and len(line) <= MAX_HEADER_LINE:  # the connection ended inside the head
+            return RequestHead([], "Incomplete head")
         if len(line) > MAX_HEADER_LINE:
             return RequestHead([], "Line too long")
         if len(fields) >= MAX_HEADER_FIELDS:
@@ -150,10 +156,29 @@ def raise_open_files(want: int = OPEN_FILES) -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
 
 
-def service_server(listener, app) -> Server:
-    """The service's server for `app` on a bound `listener`: the serve loop's, with the service's handler. Every way
-    of serving one process (`toolgate serve`, `toolgate demo`, the tests' live services) builds it here."""
-    return Server(listener, app, handler_class=ServiceHandler)
+#: Where `create_app` leaves the app's `Arrival` (its deadlines for clients, and its connection cap) for its server.
+ARRIVAL_KEY = "toolgate_arrival"
+
+
+def _refusal(error) -> bytes:
+    """A whole answer, head and body, in the one error shape, for the server to write before any app sees a request."""
+    body = json.dumps(error.to_dict()).encode()
+    retry = f"Retry-After: {error.retry_after}\r\n" if error.retry_after is not None else ""
+    return (f"HTTP/1.1 {error.status} {HTTPStatus(error.status).phrase}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n{retry}Connection: close\r\n\r\n").encode() + body
+
+
+#: The service's own words for what its server refuses itself: a head past its deadline, a connection past the cap.
+REFUSALS = {"request-timeout": _refusal(request_timeout()), "busy": _refusal(busy(BUSY_RETRY_AFTER_SECONDS))}
+
+
+def service_server(listener, app, **kwargs) -> Server:
+    """The service's server for `app` on a bound `listener`: the serve loop's, with the service's handler, refusals
+    and the app's `Arrival`. Every way of serving (`toolgate serve`, its gunicorn workers, `toolgate demo`, the
+    tests' live services) builds it here; `kwargs` are the serve loop's (gunicorn's environ, its log)."""
+    arrival = getattr(app, "extensions", {}).get(ARRIVAL_KEY)  # a bare WSGI app (a test's) has the defaults
+    return Server(listener, app, handler_class=ServiceHandler, arrival=arrival or Arrival(), refusals=REFUSALS,
+                  **kwargs)
 
 
 def make_server(app, host: str, port: int) -> Server:

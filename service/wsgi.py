@@ -1,26 +1,41 @@
 """Several worker processes: gunicorn's gevent workers, each building the app with the same factory.
 
 `toolgate serve --workers N` runs this with the CLI's settings. Under gunicorn directly,
-`gunicorn -k gevent -w 4 -b 0.0.0.0:8080 service.wsgi:app` reads the settings from TOOLGATE_*;
+`gunicorn -k service.wsgi.Worker -w 4 -b 0.0.0.0:8080 service.wsgi:app` reads the settings from TOOLGATE_*;
 `app` is built on first access, in the worker, after gunicorn's gevent worker has patched the
 standard library. Every worker gets its own database pool: nothing is built before the fork.
-gunicorn sets TCP_NODELAY on its listening sockets, so accepted connections skip Nagle's delay
-(the 44 ms per kept-alive request that gevent's own server needs NoDelayHandler for).
+
+`Worker` is gunicorn's gevent worker serving with the service's own server (service.server): the head read in one
+strict pass, every client held to the app's deadlines, and the connections capped with the excess shed at once.
+gunicorn's own gevent server has none of these: past its `worker_connections` it stops accepting, and the kernel's
+backlog fills behind a few thousand idle sockets (issue 30: 9,000 of them took `/healthz` away from two workers).
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
+
+from gunicorn.workers.ggevent import GeventPyWSGIWorker
+
+from service.server import ServiceHandler, service_server
 
 if TYPE_CHECKING:
     import socket
 
     from flask import Flask
 
-#: Concurrent connections one worker serves; a step's own fan-out is outbound and not counted here. Above an
-#: organization's share of calls in flight, so a step past that share is answered 429 rather than left queued.
-WORKER_CONNECTIONS = 4_096
-#: Seconds an idle client connection is kept open (a load balancer keeps its own pool warm).
-KEEPALIVE_SECONDS = 75
+
+def _worker_server(listener, application, spawn=None, handler_class=None, **kwargs):
+    """The server gunicorn's gevent worker builds for each listener: the service's (its pool and handler replaced)."""
+    return service_server(listener, application, **kwargs)
+
+
+class Worker(GeventPyWSGIWorker):
+    """gunicorn's gevent worker, serving through the service's server: its deadlines, its cap, its handler."""
+
+    server_class = staticmethod(_worker_server)
+    wsgi_handler = ServiceHandler
+
+
 #: A worker busy longer than this without a heartbeat is restarted; well above the 10 s call deadline.
 WORKER_TIMEOUT_SECONDS = 60
 
@@ -47,10 +62,8 @@ def serve_workers(factory: Callable[[], "Flask"], listener: socket.socket, worke
             settings = {
                 "bind": f"fd://{fd}",  # our bound socket: the printed URL is already true
                 "workers": workers,
-                "worker_class": "gevent",
-                "worker_connections": WORKER_CONNECTIONS,
+                "worker_class": Worker,
                 "backlog": LISTEN_BACKLOG,
-                "keepalive": KEEPALIVE_SECONDS,
                 "timeout": WORKER_TIMEOUT_SECONDS,
                 "graceful_timeout": STOP_GRACE_SECONDS,
                 "accesslog": None,

@@ -11,16 +11,19 @@ Nothing here patches gevent: the process entry point does that on its first line
 from __future__ import annotations
 
 import gc
+import json
 import signal
 import socket
 import sys
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import gevent
 import gevent.socket
 from gevent.event import Event
 from gevent.pool import Pool
-from gevent.pywsgi import WSGIHandler, WSGIServer
+from gevent.pywsgi import Input, WSGIHandler, WSGIServer
+from gevent.timeout import Timeout
 
 #: Connections the kernel queues before they are accepted. A burst of a few hundred new connections overflows
 #: gevent's default and drops SYNs (each costs its client a 1 s retry); the kernel caps it at net.core.somaxconn.
@@ -31,12 +34,130 @@ STOP_GRACE_SECONDS = 1.0
 EXIT_CANNOT_START = 2
 
 
-class NoDelayHandler(WSGIHandler):
-    """gevent's handler with TCP_NODELAY: without it each kept-alive request waits ~44 ms (STYLE, gevent).
+@dataclass(frozen=True)
+class Arrival:
+    """How long a client may take to send a request, and how many connections one process serves at once.
 
-    It also tells its `Server` when it is idle, waiting for a connection's next request, so a stopping server
-    closes such connections at once instead of waiting out its grace for requests that may never come.
+    A request holds nothing of the app's while it arrives (its greenlet and socket only), but an attacker can open
+    sockets cheaply: so each phase has a deadline, and past `max_connections` a new connection takes the place of
+    the one that has waited longest for its request (idle, or its head still arriving), or is refused at once when
+    every connection is at work. The service sets these from its settings; these defaults are the serve loop's own,
+    for the mock backend and the model server.
     """
+
+    #: Seconds from a request's first byte (a new connection's accept) to the end of its head.
+    head_seconds: float = 10.0
+    #: Seconds a request body may go without a byte arriving.
+    body_stall_seconds: float = 10.0
+    #: Seconds a kept-alive connection may wait for its next request.
+    idle_seconds: float = 75.0
+    max_connections: int = 4_096
+
+
+#: The most of an unread body a handler reads through to keep its connection for the next request; past it (a body
+#: the app refused from its length, say) the connection is closed instead, so a refusal never waits on a client.
+DISCARD_BYTES = 65_536
+
+
+class HeadTimedOut(BaseException):
+    """A request head did not arrive within its deadline. A BaseException, like gevent's Timeout, so that gevent's
+    `except Exception` around reading a request cannot take it for a malformed head."""
+
+
+class BodyStalled(OSError):
+    """A request body went longer than its stall deadline without a byte; the connection cannot be used again."""
+
+
+def _refusal(status: str, code: str, message: str, retry_after: int | None = None) -> bytes:
+    body = json.dumps({"code": code, "message": message, "errors": []}).encode()
+    retry = f"Retry-After: {retry_after}\r\n" if retry_after is not None else ""
+    return (f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n{retry}"
+            "Connection: close\r\n\r\n").encode() + body
+
+
+#: The answers a server writes itself, before any app sees the request (a server's `refusals` may replace them).
+REFUSALS = {
+    "request-timeout": _refusal("408 Request Timeout", "request-timeout",
+                                "The request did not arrive in time; the connection is closed."),
+    "busy": _refusal("503 Service Unavailable", "busy", "The service is busy; try again shortly.", 1),
+}
+
+
+class BoundedInput(Input):
+    """gevent's request body with a stall deadline on every read, and a discard that never waits on a client: once a
+    read failed, or when more than DISCARD_BYTES are left unread, the connection is closed instead of read through.
+
+    A declared length is read as its bytes arrive, so the deadline is on a stall; a chunked body is read a chunk (or
+    as much of it as asked for) at a time, so there it also asks for some pace within a chunk.
+    """
+
+    __slots__ = ("handler", "stall_seconds", "broken")
+
+    def __init__(self, rfile, content_length, socket=None, chunked_input=False, *, handler, stall_seconds):
+        super().__init__(rfile, content_length, socket, chunked_input)
+        self.handler = handler
+        self.stall_seconds = stall_seconds
+        self.broken = False
+
+    def _guarded(self, read, *args):
+        try:
+            with Timeout(self.stall_seconds, BodyStalled("the request body stalled")):
+                return read(*args)
+        except BaseException:
+            self._break()
+            raise
+
+    def _break(self) -> None:
+        # Where the body stopped is unknown, so no further request can be read here: the answer says it closes
+        self.broken = True
+        self.handler.close_connection = True
+
+    def read(self, length=None):
+        if self.chunked_input:
+            return self._guarded(Input.read, self, length)
+        # gevent's read waits for every byte asked for: the deadline would then be on whole chunks, not on a stall
+        left = (self.content_length or 0) - self.position
+        length = left if length is None or length < 0 or length > left else length
+        if length:
+            self._send_100_continue()
+        parts = []
+        while length:
+            chunk = self._guarded(self.rfile.read1, length)
+            if not chunk:
+                self._break()
+                raise OSError(f"unexpected end of file while reading request at position {self.position}")
+            self.position += len(chunk)
+            length -= len(chunk)
+            parts.append(chunk)
+        return b"".join(parts)
+
+    def readline(self, size=None):
+        return self._guarded(Input.readline, self, size)
+
+    def _discard(self):
+        left = (self.content_length or 0) - self.position
+        unfinished_chunks = self.chunked_input and self.chunk_length != 0
+        if self.broken or unfinished_chunks or left > DISCARD_BYTES:
+            self.handler.close_connection = True
+            return
+        if left > 0 and not self.chunked_input:
+            try:
+                self._guarded(Input.read, self, left)
+            except (BodyStalled, OSError, ValueError):
+                self.handler.close_connection = True
+
+
+class NoDelayHandler(WSGIHandler):
+    """gevent's handler with TCP_NODELAY (without it each kept-alive request waits ~44 ms: STYLE, gevent), and with
+    the deadlines of its server's `Arrival`: a head that does not arrive in time is answered 408 and its connection
+    closed, a kept-alive connection idle too long is closed, a body that stalls fails its read (`BoundedInput`).
+
+    While it waits for a request (idle, or its head still arriving) it is on its `Server`'s `waiting` list, so a
+    stopping server closes it at once, and a server at its connection cap can close the longest waiting.
+    """
+
+    _head_timer: Timeout | None = None
+    _requests = 0
 
     def __init__(self, sock, address, server, rfile=None):
         try:
@@ -45,34 +166,146 @@ class NoDelayHandler(WSGIHandler):
             pass
         super().__init__(sock, address, server, rfile)
 
-    def read_requestline(self):
-        if self.server.closed:  # stopping: no further request on this connection
-            return ""
-        self.server.idle.add(self)
+    def handle_one_request(self):
         try:
-            return super().read_requestline()
+            return super().handle_one_request()
+        except HeadTimedOut:
+            return "408", self.server.refusals["request-timeout"]
         finally:
-            self.server.idle.discard(self)
+            self._stop_head_timer()
+
+    def handle(self):
+        try:
+            super().handle()
+        finally:
+            self.server.at_work(self)
+
+    def read_requestline(self):
+        server = self.server
+        if server.closed:  # stopping: no further request on this connection
+            return ""
+        server.waiting_for_request(self)
+        if self._requests:  # kept alive: the head's deadline starts with its first byte
+            with Timeout(server.arrival.idle_seconds, False):
+                if not self.rfile.peek(1):
+                    return ""  # the client closed
+                self._head_timer = Timeout.start_new(server.arrival.head_seconds, HeadTimedOut)
+            if self._head_timer is None:
+                return ""  # idle past its time: closed
+        else:  # a new connection: its deadline started when it was accepted
+            self._head_timer = Timeout.start_new(server.arrival.head_seconds, HeadTimedOut)
+        self._requests += 1
+        return super().read_requestline()
+
+    def read_request(self, raw_requestline):
+        try:
+            return super().read_request(raw_requestline)
+        finally:
+            self._stop_head_timer()
+            self.server.at_work(self)
+
+    def _stop_head_timer(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.close()
+            self._head_timer = None
+
+    def start_response(self, status, headers, exc_info=None):
+        if self.close_connection and not any(name.lower() == "connection" for name, _ in headers):
+            headers = [*headers, ("Connection", "close")]  # gevent says so only to HTTP/1.0 clients
+        return super().start_response(status, headers, exc_info)
+
+    def get_environ(self):
+        environ = super().get_environ()
+        # gevent made its Input; the same with a stall deadline and a bounded discard
+        body = self.wsgi_input
+        self.wsgi_input = environ["wsgi.input"] = BoundedInput(
+            body.rfile, body.content_length, body.socket, body.chunked_input, handler=self,
+            stall_seconds=self.server.arrival.body_stall_seconds)
+        return environ
 
 
 class Server(WSGIServer):
-    """A WSGIServer whose stop lets requests in flight finish and closes idle kept-alive connections at once."""
+    """A WSGIServer whose stop lets requests in flight finish and closes waiting connections at once, which holds
+    its clients to its `arrival` deadlines and caps its connections (see `Arrival`)."""
 
     handler_class = NoDelayHandler
 
-    def __init__(self, listener, application, log=None, **kwargs):
-        # A pool (unbounded) so that stop() can wait for the handlers; gevent's default spawn keeps no track.
+    def __init__(self, listener, application, log=None, *, arrival: Arrival | None = None,
+                 refusals: dict[str, bytes] | None = None, **kwargs):
+        # A pool so that stop() can wait for the handlers; gevent's default spawn keeps no track. The cap is ours
+        # (`handle`): a full pool stops accepting and leaves new connections in the kernel's backlog, so the pool has
+        # room for twice the cap, the rest being connections refused at once (gunicorn's own pool is replaced).
         # No access log unless asked for ("default" is stderr): the service logs each request itself.
-        super().__init__(listener, application, spawn=Pool(), log=log, **kwargs)
-        self.idle: set[WSGIHandler] = set()
+        kwargs.pop("spawn", None)
+        arrival = arrival or Arrival()
+        super().__init__(listener, application, spawn=Pool(2 * arrival.max_connections), log=log, **kwargs)
+        self.arrival = arrival
+        self.refusals = {**REFUSALS, **(refusals or {})}
+        self.connections = 0
+        self.shed = 0
+        #: Connections waiting for a request, longest waiting first (a dict keeps the order they came in).
+        self.waiting: dict[WSGIHandler, None] = {}
+        self.environ[SATURATED_ENVIRON] = self.saturated
+
+    def waiting_for_request(self, handler: WSGIHandler) -> None:
+        self.waiting.pop(handler, None)
+        self.waiting[handler] = None
+
+    def at_work(self, handler: WSGIHandler) -> None:
+        self.waiting.pop(handler, None)
+
+    def saturated(self) -> bool:
+        """At the connection cap with no connection waiting that a new one could take the place of."""
+        return self.connections >= self.arrival.max_connections and not self.waiting
+
+    def handle(self, sock, address):
+        if self.connections >= self.arrival.max_connections and not self._close_longest_waiting():
+            self.shed += 1
+            _refuse(sock, self.refusals["busy"])
+            return
+        self.connections += 1
+        try:
+            super().handle(sock, address)
+        finally:
+            self.connections -= 1
+
+    def _close_longest_waiting(self) -> bool:
+        while self.waiting:
+            handler = next(iter(self.waiting))
+            self.at_work(handler)
+            if _shut(handler):
+                return True
+        return False
 
     def close(self) -> None:
         super().close()
-        for handler in list(self.idle):
-            try:  # wakes the handler's read with end-of-file: it returns and closes the connection
-                handler.socket.shutdown(socket.SHUT_RDWR)
-            except (AttributeError, OSError):  # already gone
-                pass
+        for handler in list(self.waiting):
+            _shut(handler)
+
+
+#: Where a serving app finds its server's `saturated()`, to say so in its readiness.
+SATURATED_ENVIRON = "serving.saturated"
+
+
+def _shut(handler: WSGIHandler) -> bool:
+    """Wake a handler's read with end-of-file, so it returns and closes its connection; False if it is gone."""
+    try:
+        handler.socket.shutdown(socket.SHUT_RDWR)
+    except (AttributeError, OSError):  # already gone
+        return False
+    return True
+
+
+def _refuse(sock, answer: bytes) -> None:
+    """Write `answer` to a connection the server will not serve, and close it, without waiting on the client."""
+    try:
+        with Timeout(1, False):
+            sock.sendall(answer)
+        sock.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+    finally:
+        sock.close()
 
 
 def listen(host: str, port: int) -> socket.socket:

@@ -32,7 +32,7 @@ from service import create_app
 from service.config import Config
 from service.database import db, make_database, open_database
 from service.migrations import check_current, migrate
-from service.server import make_server
+from service.server import ARRIVAL_KEY, make_server
 
 REPO = Path(__file__).resolve().parents[1]
 LOOPBACK = "127.0.0.1"
@@ -450,6 +450,7 @@ def service_server(database_url: str, allowed_networks=("127.0.0.0/8",), **setti
     config = Config(database_url=database_url, public_url=f"http://{LOOPBACK}:{server.server_port}",
                     secret_key=SECRET, allowed_networks=tuple(allowed_networks), flask={"TESTING": True}, **settings)
     server.application = app_for(config)
+    server.arrival = server.application.extensions[ARRIVAL_KEY]  # the deadlines and cap of these settings
     if not server.started:
         server.start()
     try:

@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 from functools import wraps
 from typing import Any
 
-from flask import Blueprint, current_app, flash, g, make_response, redirect, render_template, request, url_for
+from flask import Blueprint, current_app, flash, g, make_response, redirect, render_template, request, session, url_for
 
 from service.dashboard.forms import errors_by_field, field_id, field_label, in_field_order
 from service.dashboard.readable import breaks
@@ -23,6 +23,8 @@ blp = Blueprint("dashboard", __name__, template_folder="templates", static_folde
 CONTENT_SECURITY_POLICY = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
                            "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
+#: The writes a visitor may send: every other needs someone signed in, checked before its form is read.
+VISITOR_WRITES = frozenset({"dashboard.signin_submit", "dashboard.signout"})
 NO_SECRET = "This service has no TOOLGATE_SECRET_KEY, so the dashboard cannot sign anyone in."
 CSRF_FAILED = "This form has expired or did not come from this dashboard. Reload the page and try again."
 
@@ -94,13 +96,21 @@ def _shared() -> dict[str, Any]:
 
 @blp.before_request
 def _guard():
-    """No page without cookie keys to sign in with; no write without this session's CSRF token."""
+    """No page without cookie keys to sign in with; no write without this session's CSRF token.
+
+    A write is refused before its form is read when its session holds no token (it cannot be this dashboard's form),
+    or when it needs someone signed in and nobody is: a visitor's body is never waited for."""
     if not configured():
         if request.endpoint == "dashboard.static":
             return None
         return page("error.html", 503, title="Dashboard unavailable", message=NO_SECRET)
-    if request.method in WRITES and not csrf_ok(request.form.get("csrf_token")):
-        return page("error.html", 400, title="Form expired", message=CSRF_FAILED)
+    if request.method in WRITES:
+        if not isinstance(session.get("csrf"), str):
+            return page("error.html", 400, title="Form expired", message=CSRF_FAILED)
+        if request.endpoint not in VISITOR_WRITES and signed_in() is None:
+            return redirect(url_for("dashboard.signin"))
+        if not csrf_ok(request.form.get("csrf_token")):
+            return page("error.html", 400, title="Form expired", message=CSRF_FAILED)
     return None
 
 

@@ -1,4 +1,5 @@
-"""Liveness and readiness: alive is answering at all; ready is a reachable database whose schema is current."""
+"""Liveness and readiness: alive is answering at all; ready is a reachable database whose schema is current, and a
+process that can admit work (its work gate and its connections not saturated)."""
 from __future__ import annotations
 
 import logging
@@ -19,20 +20,35 @@ class Readiness:
     database: bool
     schema: bool
     problems: list[str] = field(default_factory=list)
+    #: Whether the process can take more work: False while its work gate or its connections stay saturated.
+    admitting: bool = True
 
     @property
     def ready(self) -> bool:
-        return self.database and self.schema
+        return self.database and self.schema and self.admitting
 
     def to_dict(self) -> dict[str, object]:
         return {"status": "ready" if self.ready else "not-ready",
                 "database": "reachable" if self.database else "unreachable",
                 "schema": "current" if self.schema else ("behind" if self.database else "unknown"),
+                "work": "admitting" if self.admitting else "saturated",
                 "problems": self.problems}
 
 
-def readiness(database=None) -> Readiness:
-    """Ask the database for one row, then which migrations are pending. Never raises for a database fault."""
+#: What readiness says of a process that cannot admit work.
+SATURATED = "work: saturated (every place at the work gate taken past its grace, or every connection at work)"
+
+
+def readiness(database=None, *, admitting: bool = True) -> Readiness:
+    """Whether this process should get traffic: `admitting` (the caller knows its gate and server), then the database
+    asked for one row, then which migrations are pending. Never raises for a database fault."""
+    state = _database_readiness(database)
+    if admitting:
+        return state
+    return Readiness(state.database, state.schema, [SATURATED, *state.problems], admitting=False)
+
+
+def _database_readiness(database=None) -> Readiness:
     database = database or db.obj
     opened_here = database.is_closed()
     try:

@@ -24,7 +24,8 @@ def test_alive(client):
 def test_ready_when_the_database_answers_and_its_schema_is_current(client):
     response = client.get("/readyz")
     assert response.status_code == 200
-    assert response.json == {"status": "ready", "database": "reachable", "schema": "current", "problems": []}
+    assert response.json == {"status": "ready", "database": "reachable", "schema": "current", "work": "admitting",
+                             "problems": []}
 
 
 def test_not_ready_when_the_schema_is_behind(client):

@@ -24,7 +24,7 @@ from service.api.ops.schemas import (
     WhySchema,
 )
 from service.errors import ServiceError, Violation
-from service.http import current_principal
+from service.http import admitting, current_principal
 from service.limits import MAX_STORED_INTEGER
 from service.ops import health, impact, why
 from service.records import audit, calls, metrics
@@ -161,8 +161,8 @@ class AliveViews(MethodView):
 class ReadyViews(MethodView):
     @blp.doc(security=[])
     @blp.response(200, ReadySchema)
-    @blp.alt_response(503, schema=ReadySchema, description="Not ready: the database or its schema.")
+    @blp.alt_response(503, schema=ReadySchema, description="Not ready: the database, its schema, or work saturated.")
     def get(self):
-        """Ready: the database answers and its schema is current"""
-        state = health.readiness()
+        """Ready: the database answers, its schema is current and the process can admit work"""
+        state = health.readiness(admitting=admitting())
         return state.to_dict(), (200 if state.ready else 503)

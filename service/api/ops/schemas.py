@@ -170,4 +170,5 @@ class ReadySchema(Schema):
     status = fields.String()
     database = fields.String()
     schema = fields.String()
+    work = fields.String(metadata={"description": "`admitting`, or `saturated` while the process cannot take work."})
     problems = fields.List(fields.String())

@@ -1,0 +1,150 @@
+"""Slow and idle clients hold nothing of the service: no place at the work gate, no database connection (issue 30).
+
+The service here has two places at its gate, a short wait for one, two database connections and a half-second body
+deadline, so what a slow client would hold shows within a second: before, six bodies trickling in held both places
+and both connections, every other request waited out the gate and was refused 503 `busy`, and /readyz failed.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import time
+
+import pytest
+import requests
+
+from service.http import arrival
+from service.http.context import WORK_GATE_KEY
+from tests.helpers import Conversation, app_for, publish_project, tool
+
+GATE_PLACES = 2
+BODY_SECONDS = 2.0  # far past the gate's wait, so a body holding a place would be seen
+#: Longer than the gate's wait: a request that had to wait for a place held by a slow body would take at least this.
+PROMPT = 0.45
+BOUND = 10.0
+
+pytestmark = pytest.mark.service(max_requests_at_work=GATE_PLACES, work_wait_seconds=PROMPT,
+                                 database_pool_size=2, database_pool_wait_seconds=PROMPT,
+                                 body_timeout_seconds=BODY_SECONDS)
+
+
+def _address(service) -> tuple[str, int]:
+    host, port = service.url.removeprefix("http://").split(":")
+    return host, int(port)
+
+
+@contextlib.contextmanager
+def trickling(service, path: str, headers: dict[str, str], declared: int = 100_000):
+    """A connection that sent a request's head and four bytes of its declared body, and nothing more."""
+    head = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+    sock = socket.create_connection(_address(service), timeout=BOUND)
+    try:
+        sock.sendall(f"POST {path} HTTP/1.1\r\nHost: test\r\n{head}Content-Length: {declared}\r\n\r\nabcd".encode())
+        yield sock
+    finally:
+        sock.close()
+
+
+def answer(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:
+    """The status, headers and body the service sends on `sock` before it closes it."""
+    data = b""
+    while chunk := sock.recv(65_536):
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = dict(line.split(": ", 1) for line in lines[1:])
+    return int(lines[0].split()[1]), headers, body
+
+
+@pytest.fixture
+def step_path(service):
+    publish_project(service, [tool("lookup", "http://127.0.0.1:9/never")])
+    token = service.session_token()
+    conversation = Conversation(service, token)
+    return f"/v1/conversations/{conversation.id}/turns/{conversation.turn()}/steps", token
+
+
+@pytest.fixture
+def signin_cookie(service):
+    page = requests.get(service.url + "/signin", timeout=BOUND)
+    return "; ".join(f"{name}={value}" for name, value in page.cookies.items())
+
+
+def timed(call):
+    started = time.monotonic()
+    result = call()
+    return result, time.monotonic() - started
+
+
+def test_slow_bodies_hold_no_place_and_no_connection(service, step_path, signin_cookie):
+    path, token = step_path
+    json_type = {"Content-Type": "application/json"}
+    slow = [(path, {"Authorization": f"Bearer {token}", **json_type}),
+            ("/v1/tools", {"Authorization": f"Bearer {service.admin_key}", **json_type}),
+            ("/signin", {"Cookie": signin_cookie, "Content-Type": "application/x-www-form-urlencoded"})] * 2
+    with contextlib.ExitStack() as stack:
+        socks = [stack.enter_context(trickling(service, where, headers)) for where, headers in slow]
+        time.sleep(0.1)  # every one of them past its credentials, waiting for its body
+        listed, seconds = timed(lambda: service.api("GET", "/v1/tools"))
+        assert listed.status_code == 200 and seconds < PROMPT
+        ready = requests.get(service.url + "/readyz", timeout=BOUND)
+        assert (ready.status_code, ready.json()["work"]) == (200, "admitting")
+        # and each slow body, stalled past the deadline, is answered 408 and its connection closed
+        answers = [answer(sock) for sock in socks]
+    for (where, _), (status, headers, body) in zip(slow, answers):
+        assert status == 408, where
+        assert headers.get("Connection") == "close"
+        if where != "/signin":  # the dashboard says it on its own page
+            assert json.loads(body)["code"] == "request-timeout"
+
+
+@pytest.mark.parametrize("content_type", ["application/json", "application/vnd.toolgate+json"],
+                         ids=["step-route", "flask-view"])
+def test_a_body_shorter_than_declared_is_400_on_both_step_paths(service, step_path, content_type):
+    path, token = step_path
+    with trickling(service, path, {"Authorization": f"Bearer {token}", "Content-Type": content_type}) as sock:
+        sock.shutdown(socket.SHUT_WR)  # the client is done: four bytes of a declared 100,000
+        status, _, body = answer(sock)
+    assert (status, json.loads(body)["code"]) == (400, "body-incomplete")
+
+
+@pytest.mark.parametrize("who", ["no-key", "bad-key", "bad-session-token"])
+def test_credentials_decide_before_a_byte_of_the_body_is_read(service, step_path, who):
+    path, _ = step_path
+    where, headers, code = {
+        "no-key": ("/v1/tools", {}, "unauthorized"),
+        "bad-key": ("/v1/tools", {"Authorization": "Bearer tgk_nobody_secret"}, "unauthorized"),
+        "bad-session-token": (path, {"Authorization": "Bearer not.a.token"}, "invalid-session-token")}[who]
+    with trickling(service, where, {**headers, "Content-Type": "application/json"}) as sock:
+        (status, _, body), seconds = timed(lambda: answer(sock))
+    assert status == 401 and seconds < BODY_SECONDS  # answered at once, not after the body's deadline
+    assert json.loads(body)["code"] == code
+
+
+def test_a_dashboard_form_without_its_session_is_refused_before_its_body(service, signin_cookie):
+    with trickling(service, "/signin", {"Content-Type": "application/x-www-form-urlencoded"}) as sock:
+        (status, _, body), seconds = timed(lambda: answer(sock))
+    assert status == 400 and b"did not come from this dashboard" in body and seconds < BODY_SECONDS
+    # signed out, with a session: any write but signing in is sent to sign in before its form is read
+    with trickling(service, "/tools/new", {"Cookie": signin_cookie,
+                                           "Content-Type": "application/x-www-form-urlencoded"}) as sock:
+        (status, headers, _), seconds = timed(lambda: answer(sock))
+    assert status == 302 and headers["Location"].endswith("/signin") and seconds < BODY_SECONDS
+
+
+def test_readiness_fails_while_every_place_stays_taken_and_recovers_when_one_is_given_back(service, monkeypatch):
+    monkeypatch.setattr(arrival, "SATURATED_GRACE_SECONDS", 0.0)
+    gate = app_for(service.config).extensions[WORK_GATE_KEY]
+    for _ in range(GATE_PLACES):
+        assert gate.take()
+    try:
+        time.sleep(0.01)
+        ready = requests.get(service.url + "/readyz", timeout=BOUND)
+        assert (ready.status_code, ready.json()["status"], ready.json()["work"]) == (503, "not-ready", "saturated")
+        assert requests.get(service.url + "/healthz", timeout=BOUND).status_code == 200  # liveness stays
+    finally:
+        for _ in range(GATE_PLACES):
+            gate.give_back()
+    ready = requests.get(service.url + "/readyz", timeout=BOUND)
+    assert (ready.status_code, ready.json()["work"]) == (200, "admitting")
