@@ -10,11 +10,13 @@ Nothing here patches gevent: the process entry point does that on its first line
 """
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import signal
 import socket
 import sys
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -57,6 +59,11 @@ class Arrival:
 #: The most of an unread body a handler reads through to keep its connection for the next request; past it (a body
 #: the app refused from its length, say) the connection is closed instead, so a refusal never waits on a client.
 DISCARD_BYTES = 65_536
+#: Before closing a connection whose client may still be sending, what it sends is read and dropped for up to this
+#: long (and this much): closed with bytes unread, the kernel resets the connection, and the client may lose the
+#: answer it was sent (a 413, a 408) before reading it. A lingering close, as Apache and nginx make.
+LINGER_SECONDS = 1.0
+LINGER_BYTES = 1_048_576
 
 
 class HeadTimedOut(BaseException):
@@ -147,6 +154,7 @@ class BoundedInput(Input):
                 self.handler.close_connection = True
 
 
+
 class NoDelayHandler(WSGIHandler):
     """gevent's handler with TCP_NODELAY (without it each kept-alive request waits ~44 ms: STYLE, gevent), and with
     the deadlines of its server's `Arrival`: a head that does not arrive in time is answered 408 and its connection
@@ -175,10 +183,28 @@ class NoDelayHandler(WSGIHandler):
             self._stop_head_timer()
 
     def handle(self):
+        # gevent's loop, but for its close: gevent reads 16 KiB of what the client still sends, then closes, and a
+        # close with bytes unread resets the connection, which can cost the client the answer it was just sent
         try:
-            super().handle()
+            while self.socket is not None:
+                self.time_start = time.time()
+                self.time_finish = 0
+                result = self.handle_one_request()
+                if result is None:
+                    break
+                if result is True:
+                    continue
+                self.status, answer = result  # refused before any app: 400, 408, 414
+                self.socket.sendall(answer)
+                self.time_finish = time.time()
+                self.log_request()
+                break
         finally:
             self.server.at_work(self)
+            if self.socket is not None:
+                _close_lingering(self.socket, self.rfile)
+            for name in ("socket", "rfile", "wsgi_input"):  # as gevent does: nothing of the connection kept
+                self.__dict__.pop(name, None)
 
     def read_requestline(self):
         server = self.server
@@ -285,6 +311,26 @@ class Server(WSGIServer):
 
 #: Where a serving app finds its server's `saturated()`, to say so in its readiness.
 SATURATED_ENVIRON = "serving.saturated"
+
+
+def _close_lingering(sock, rfile) -> None:
+    """Close a connection whose client may still be sending: say no more will come, drop what it still sends for a
+    bounded while (until it closes too, at most LINGER_SECONDS and LINGER_BYTES), then close. Apache's and nginx's
+    lingering close: without it the kernel resets a connection closed with bytes unread, and the client may lose the
+    answer it was sent (a 413, a 408) before reading it."""
+    try:
+        sock.shutdown(socket.SHUT_WR)
+        dropped = 0
+        with Timeout(LINGER_SECONDS, False):
+            while dropped < LINGER_BYTES and (chunk := rfile.read1(65_536)):
+                dropped += len(chunk)
+    except (OSError, ValueError):  # already reset or closed
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            rfile.close()
+        with contextlib.suppress(OSError):
+            sock.close()
 
 
 def _shut(handler: WSGIHandler) -> bool:

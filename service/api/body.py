@@ -1,6 +1,7 @@
 """Reading a JSON request body, with the same error shape as everything else; answering plain JSON quickly."""
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import orjson
@@ -17,10 +18,19 @@ def json_body() -> Any:
         # A chunked body has no length to refuse up front; werkzeug stops reading it at the bound, and one that
         # reached the bound is taken to go on past it.
         raise request_too_large(bound)
+    if not request.is_json:
+        raise malformed_body()
+    return json_value(request.get_data(cache=True))
+
+
+def json_value(body: bytes) -> Any:
+    """The JSON value of a request body, or 400 `malformed-body`: not JSON, not text, nested past what the parser can
+    hold, or `null` (no value at all). Every JSON route reads its body through this, the step route's fast path too,
+    so both paths of a step answer any body alike."""
     try:
-        data = request.get_json(silent=True)
-    except RecursionError:  # JSON nested past what the parser can hold: a bad body, not a crash
-        data = None
+        data = json.loads(body)
+    except (ValueError, RecursionError):
+        raise malformed_body() from None
     if data is None:
         raise malformed_body()
     return data

@@ -85,8 +85,11 @@ WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 def install_arrival(app: Flask) -> None:
     """Give every request with a body an `ArrivingBody`, ahead of everything else of `app` (the step route too)."""
-    inner: WSGIApp = app.wsgi_app
-    bound = app_config(app).max_request_bytes
+    app.wsgi_app = with_arrival(app.wsgi_app, app_config(app).max_request_bytes)
+
+
+def with_arrival(inner: WSGIApp, bound: int) -> WSGIApp:
+    """`inner`, its requests' bodies read as `ArrivingBody`s of at most `bound` bytes."""
 
     def arriving(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         declared = environ.get("CONTENT_LENGTH", "")
@@ -96,7 +99,7 @@ def install_arrival(app: Flask) -> None:
             environ["wsgi.input"] = ArrivingBody(environ["wsgi.input"], int(declared), bound)
         return inner(environ, start_response)
 
-    app.wsgi_app = arriving
+    return arriving
 
 
 def admitting() -> bool:

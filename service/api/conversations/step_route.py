@@ -10,7 +10,6 @@ only Flask's converters can judge) goes on to Flask, whose view stays: documente
 """
 from __future__ import annotations
 
-import json
 import re
 import time
 from typing import Any, Callable, Iterable
@@ -21,12 +20,12 @@ from werkzeug.exceptions import InternalServerError
 from werkzeug.http import HTTP_STATUS_CODES
 
 from service import gate
-from service.api.body import malformed_body
+from service.api.body import json_value
 from service.conversations import Session, authenticate_session, get_conversation_turn, parse_calls, run_model_step
 from service.database import release
 from service.http.context import DISPATCHER_KEY, WORK_GATE_KEY, app_config
 from service.http.credentials import bearer_in
-from service.http.errors import ANSWERED, error_for, from_http_exception, retry_headers
+from service.http.errors import ANSWERED, error_body, error_for, from_http_exception, retry_headers
 from service.http.hooks import REQUEST_ID_ENVIRON, REQUEST_ID_HEADER, answered
 from service.records import logs
 
@@ -36,6 +35,8 @@ STEP_ENDPOINT = "conversations.StepViews"
 #: segment is left to the URL map's converters, which decide what a path may hold.
 STEP_PATH = re.compile(r"/v1/conversations/([A-Za-z0-9_-]{1,64})/turns/([A-Za-z0-9_-]{1,64})/steps")
 JSON_TYPE = "application/json"
+#: Where the app keeps the WSGI app behind this path (admission, then Flask), so a test can send a request to both.
+FLASK_PATH_KEY = "toolgate_flask_path"
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
@@ -63,7 +64,7 @@ def install_step_route(app: Flask) -> None:
                 gate.enter(work_gate)
                 session = authenticate_session(bearer_in(environ.get("HTTP_AUTHORIZATION", "")), config)
                 conversation, turn = get_conversation_turn(session, ids[1], ids[2])
-                calls = parse_calls(_json(environ["wsgi.input"].read(length)))
+                calls = parse_calls(json_value(environ["wsgi.input"].read(length)))
                 results = run_model_step(session, conversation, turn, calls, dispatcher)
                 status, body, headers = 200, orjson.dumps({"results": results}), []
             except Exception as failure:  # noqa: BLE001 - each answered as the app's handlers answer it
@@ -72,7 +73,7 @@ def install_step_route(app: Flask) -> None:
                 else:  # what no handler takes: logged as Flask logs it, and its 500 in the one shape
                     app.logger.error("Exception on %s [POST]", path, exc_info=failure)
                     error = from_http_exception(InternalServerError())
-                status, body, headers = error.status, orjson.dumps(error.to_dict()), retry_headers(error)
+                status, body, headers = error.status, error_body(error), retry_headers(error)
             finally:
                 release()
                 gate.leave()
@@ -86,6 +87,7 @@ def install_step_route(app: Flask) -> None:
         finally:
             logs.request_id.reset(request_id_token)
 
+    app.extensions[FLASK_PATH_KEY] = flask_app
     app.wsgi_app = serve
 
 
@@ -101,12 +103,4 @@ def _plain_length(environ: dict[str, Any], bound: int) -> int | None:
         return None
     length = int(declared)
     return length if length <= bound else None
-
-
-def _json(body: bytes) -> Any:
-    """The body's JSON value, or 400 as `json_body` answers (Flask's parser is this one)."""
-    try:
-        return json.loads(body)
-    except (ValueError, RecursionError):  # not JSON, not text, or nested past what the parser can hold
-        raise malformed_body() from None
 
