@@ -297,13 +297,15 @@ def _dispatch(session: Session, turn: str, calls: Sequence[ModelCall], tools: di
 
     thunks = [thunk(i, c) for i, c in enumerate(calls)]
     sent = [i for i, t in enumerate(thunks) if t is not None]
-    # The connection goes back to the pool for the calls' whole wait; recording takes one again.
-    with dispatcher.slots.held(session.organization.id, 0 if slots_held else len(sent)), released():
-        outcomes = run_step([thunks[i] for i in sent]) if sent else []
-    if approvals:
-        Approval.insert_many(approvals).execute()
-        for row in approvals:
-            metrics.approvals(session.organization.slug, row["tool"], row["status"])
+    with dispatcher.slots.held(session.organization.id, 0 if slots_held else len(sent)):
+        if approvals:
+            # Stored before any call goes out: a database that refuses them refuses the step, and nothing was sent.
+            Approval.insert_many(approvals).execute()
+            for row in approvals:
+                metrics.approvals(session.organization.slug, row["tool"], row["status"])
+        # The connection goes back to the pool for the calls' whole wait; recording takes one again.
+        with released():
+            outcomes = run_step([thunks[i] for i in sent]) if sent else []
     # Only calls that ran are in the call log; a held one is recorded once the person decides it.
     _record(session, conversation_id, turn, [calls[i] for i in sent], tools, outcomes, [jtis[i] for i in sent],
             session_start)

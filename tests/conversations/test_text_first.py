@@ -12,7 +12,8 @@ import json
 import pytest
 import requests
 
-from tests.helpers import Conversation, live_service, mock_backend, publish_project, tool
+from service.database import make_database
+from tests.helpers import Conversation, captured_logs, live_service, log_lines, mock_backend, publish_project, tool
 
 #: The two ways in: the lean route takes exactly this media type; Flask's view any JSON one.
 LEAN, FLASK = "application/json", "application/step+json"
@@ -121,3 +122,41 @@ def test_a_consequential_and_an_ordinary_call_are_both_recorded(tmp_path, databa
         assert [a["id"] for a in listed] == [held["approval"]["id"]] and listed[0]["call_id"] == "p"
         assert [(c["tool"], c["kind"]) for c in calls] == [("look", "ok")]
         assert [c["path"] for c in received(backend)] == ["/tools/look/echo"]
+
+
+def refuse_writes(database_url: str, table: str) -> None:
+    """Make the database refuse every new row of `table` as a failing database would (an OperationalError): SQLite
+    has lost the table, PostgreSQL says its disk is full."""
+    database = make_database(database_url, pooled=False)
+    with database.connection_context():
+        if database_url.startswith("sqlite"):
+            database.execute_sql(f"ALTER TABLE {table} RENAME TO {table}_gone")
+            return
+        database.execute_sql("CREATE FUNCTION refuse_row() RETURNS trigger LANGUAGE plpgsql AS "
+                             "$$ BEGIN RAISE EXCEPTION 'no space left' USING ERRCODE = 'disk_full'; END $$")
+        database.execute_sql(f"CREATE TRIGGER refuse_rows BEFORE INSERT ON {table} "
+                             "FOR EACH ROW EXECUTE FUNCTION refuse_row()")
+
+
+def test_an_approval_the_database_refuses_refuses_the_step_before_anything_is_sent(tmp_path, database_url):
+    with shop(tmp_path, database_url) as (service, backend, chat):
+        refuse_writes(service.config.database_url, "approval")
+        answer = step(service, chat, f'{{"calls": [{OTHERS}]}}'.encode())
+        assert (answer.status_code, answer.json()["code"]) == (503, "database-unavailable")
+        assert received(backend) == []  # the ordinary call was not sent with a signed assertion, unrecorded
+        assert service.api("GET", "/v1/calls").json()["calls"] == []
+
+
+def test_a_call_record_the_database_refuses_after_sending_is_still_logged_and_counted(tmp_path, database_url):
+    with shop(tmp_path, database_url) as (service, backend, chat):
+        refuse_writes(service.config.database_url, "call_record")
+        with captured_logs() as logged:
+            answer = step(service, chat, f'{{"calls": [{OTHERS}]}}'.encode())
+        assert (answer.status_code, answer.json()["code"]) == (503, "database-unavailable")
+        [sent] = received(backend)
+        lines = [line for line in log_lines(logged) if line["logger"] == "service.call"]
+        assert [(line["tool"], line["kind"], line["conversation"]) for line in lines] == [("look", "ok", chat.id)]
+        assert sent["path"] == "/tools/look/echo"
+        # The held call's approval was stored before the call went out: the person can still see and decide it.
+        [approval] = approvals(service, chat)
+        assert approval["status"] == "pending" and approval["call_id"] == "p"
