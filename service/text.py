@@ -3,11 +3,17 @@
 PostgreSQL's text cannot hold NUL and neither engine can store an unpaired surrogate (a JSON "\\ud800" decodes to
 one), so either used to reach the database as a 500. Beyond storage, a control character in an identifier, a filter,
 a subject or a label is never meant (a "\\n" makes a second, look-alike name), so only a description, prose written
-for the model, may hold tabs and line breaks. docs/decisions.md records the choice. No Flask, no database.
+for the model, may hold tabs and line breaks. Data a client or a model supplies (a call's arguments, a person's
+message) is theirs to shape, control characters included, but must still be text: `json_text_problems` finds every
+key and string in it that is not. docs/decisions.md records the choice. No Flask, no database.
 """
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
+
+import orjson
 
 #: The rule ids a text breaks; their sentences are in `service.registry.rules.RULES`.
 CONTROL_CHARACTER = "control-character"
@@ -32,6 +38,48 @@ def text_problem(value: str, *, description: bool = False) -> str | None:
     if description:
         return DESCRIPTION_CONTROL_CHARACTER if _CONTROL_IN_DESCRIPTION.search(value) else None
     return CONTROL_CHARACTER if _CONTROL.search(value) else None
+
+
+def json_text_problems(value: Any, field: str) -> list[tuple[str, str]]:
+    """Each (field, rule) where a JSON value holds what is not text: a key or a string, at any depth, with an unpaired
+    surrogate, which no database stores and no answer can encode. `field` names the value; below it an object's key
+    is `.key` (or `["key"]` when it is not a plain name), an array's item `[i]`. Control characters are data here:
+    JSON columns store them escaped, and a request carries them encoded."""
+    try:
+        orjson.dumps(value)  # refuses any surrogate, in a key or a string: the usual value costs a fraction of a µs
+        return []
+    except orjson.JSONEncodeError:  # a surrogate, or what orjson alone refuses (past 64 bits, very deep): look
+        pass
+    problems: list[tuple[str, str]] = []
+    # Depth first, in the document's order, and not recursive: a value as deep as the JSON parser takes is walked
+    # without Python's stack. Each entry is (field, value, whether the key naming it is text).
+    stack: list[tuple[str, Any, bool]] = [(field, value, True)]
+    while stack:
+        where, item, key_is_text = stack.pop()
+        if not key_is_text:
+            problems.append((where, UNPAIRED_SURROGATE))
+            if isinstance(item, str):
+                continue  # the member is named once
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                problems.append((where, UNPAIRED_SURROGATE))
+        elif isinstance(item, dict):
+            stack.extend(reversed([(_member(where, key), inner, not _SURROGATE.search(key))
+                                   for key, inner in item.items()]))
+        elif isinstance(item, list):
+            stack.extend(reversed([(f"{where}[{index}]", inner, True) for index, inner in enumerate(item)]))
+    return problems
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _member(where: str, key: str) -> str:
+    """The field of an object's member: `.key`, or the key as a JSON string in brackets, escaped to ASCII when it is
+    not text (an error naming it must itself be text)."""
+    if _PLAIN_NAME.fullmatch(key):
+        return f"{where}.{key}"
+    return f"{where}[{json.dumps(key, ensure_ascii=bool(_SURROGATE.search(key)))}]"
 
 
 def is_text(value: object) -> bool:

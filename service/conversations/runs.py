@@ -32,7 +32,7 @@ from service.dispatch import (
     call_tool,
     run_step,
 )
-from service.errors import ServiceError, not_found
+from service.errors import ServiceError, Violation, not_found
 from service.keys import mint_assertion, new_turn_id
 from service.keys.store import signing_key
 from service.limits import MAX_CALLS_PER_STEP
@@ -40,7 +40,7 @@ from service.models import Approval, Conversation, Turn, now
 from service.records import calls as calls_log
 from service.records import metrics
 from service.registry import get_project, violation
-from service.text import recordable, text_problem
+from service.text import json_text_problems, recordable, text_problem
 
 log = logging.getLogger(__name__)
 
@@ -158,8 +158,13 @@ def start_turn(conversation: Conversation) -> Turn:
     return Turn.create(id=new_turn_id(), conversation=conversation, created_at=now())
 
 
+#: What a step's 422 for a malformed call says above its violations.
+CALL_MALFORMED = "A call is malformed."
+
+
 def parse_calls(data: Any) -> list[ModelCall]:
-    """The step's calls from the request body, or 422 naming each malformed one."""
+    """The step's calls from the request body, or 422 naming each malformed one: not a call, or holding what is not
+    text (`call_text_violations`)."""
     raw = data.get("calls") if isinstance(data, dict) else None
     if not isinstance(raw, list) or not raw or len(raw) > MAX_CALLS_PER_STEP:
         raise ServiceError(422, "invalid", "A step is a list of calls.", [violation("calls", "calls-format")])
@@ -168,13 +173,31 @@ def parse_calls(data: Any) -> list[ModelCall]:
         if not isinstance(call, dict) or not isinstance(call.get("id"), str) or not isinstance(call.get("name"), str):
             problems.append(violation(f"calls[{i}]", "call-format"))
             continue
-        if (problem := text_problem(call["name"])) is not None:  # the call log could not record it
-            problems.append(violation(f"calls[{i}].name", problem))
-            continue
         calls.append(ModelCall(id=call["id"], name=call["name"], arguments=call.get("arguments", {})))
+        problems += call_text_violations(i, calls[-1])
     if problems:
-        raise ServiceError(422, "invalid", "A call is malformed.", problems)
+        raise ServiceError(422, "invalid", CALL_MALFORMED, problems)
     return calls
+
+
+def call_text_violations(index: int, call: ModelCall) -> list[Violation]:
+    """What of the `index`th call is not text, each naming its field (`calls[0].id`): its id and name are identifiers
+    (no unpaired surrogate, no control character: the approval and the call log store them, the answer repeats
+    them), and no key or string of its arguments, at any depth, holds an unpaired surrogate (arguments sent as a JSON
+    string are looked into as well). Checked before anything of a step is sent or stored."""
+    at = f"calls[{index}]"
+    found = [(f"{at}.{field}", problem) for field, value in (("id", call.id), ("name", call.name))
+             if (problem := text_problem(value)) is not None]
+    arguments = json_text_problems(call.arguments, f"{at}.arguments")
+    if not arguments and isinstance(call.arguments, str):
+        arguments = json_text_problems(_arguments(call.arguments), f"{at}.arguments")
+    return [violation(field, rule) for field, rule in found + arguments]
+
+
+def _refuse_what_is_not_text(calls: Sequence[ModelCall]) -> None:
+    problems = [v for i, call in enumerate(calls) for v in call_text_violations(i, call)]
+    if problems:
+        raise ServiceError(422, "invalid", CALL_MALFORMED, problems)
 
 
 def run_model_step(session: Session, conversation: Conversation, turn: Turn, calls: Sequence[ModelCall],
@@ -189,8 +212,10 @@ def run_model_step(session: Session, conversation: Conversation, turn: Turn, cal
     signed assertion, or None where nothing was called, and `found` to receive, for each call, the arguments that
     did not fit and why (empty unless it failed invalid-arguments): the model itself only ever gets the fixed
     failure object. 429 when the organization's share of calls in flight would be passed, unless the caller already
-    holds the step's slots (`slots_held`).
+    holds the step's slots (`slots_held`); 422 when a call holds what is not text (`call_text_violations`, which
+    `parse_calls` checks already): whoever built the calls, nothing of such a step is sent or stored.
     """
+    _refuse_what_is_not_text(calls)
     tools = offered(conversation_tools(conversation), session.entitlements)
     outcomes = _dispatch(session, turn.id, calls, tools, dispatcher, conversation.id, session_start=False,
                          assertions=assertions, slots_held=slots_held)
@@ -272,13 +297,15 @@ def _dispatch(session: Session, turn: str, calls: Sequence[ModelCall], tools: di
 
     thunks = [thunk(i, c) for i, c in enumerate(calls)]
     sent = [i for i, t in enumerate(thunks) if t is not None]
-    # The connection goes back to the pool for the calls' whole wait; recording takes one again.
-    with dispatcher.slots.held(session.organization.id, 0 if slots_held else len(sent)), released():
-        outcomes = run_step([thunks[i] for i in sent]) if sent else []
-    if approvals:
-        Approval.insert_many(approvals).execute()
-        for row in approvals:
-            metrics.approvals(session.organization.slug, row["tool"], row["status"])
+    with dispatcher.slots.held(session.organization.id, 0 if slots_held else len(sent)):
+        if approvals:
+            # Stored before any call goes out: a database that refuses them refuses the step, and nothing was sent.
+            Approval.insert_many(approvals).execute()
+            for row in approvals:
+                metrics.approvals(session.organization.slug, row["tool"], row["status"])
+        # The connection goes back to the pool for the calls' whole wait; recording takes one again.
+        with released():
+            outcomes = run_step([thunks[i] for i in sent]) if sent else []
     # Only calls that ran are in the call log; a held one is recorded once the person decides it.
     _record(session, conversation_id, turn, [calls[i] for i in sent], tools, outcomes, [jtis[i] for i in sent],
             session_start)

@@ -33,7 +33,14 @@ from service.conversations.paused import (
     refuse_message,
     steps_taken,
 )
-from service.conversations.runs import Dispatcher, ModelCall, offered_tools, run_model_step, start_turn
+from service.conversations.runs import (
+    Dispatcher,
+    ModelCall,
+    call_text_violations,
+    offered_tools,
+    run_model_step,
+    start_turn,
+)
 from service.conversations.sessions import Session
 from service.conversations.transcript import model_transcript
 from service.database import released, write_transaction
@@ -55,6 +62,7 @@ from service.llm import (
 )
 from service.models import Conversation, Message, Turn, TurnLock, now
 from service.registry import violation
+from service.text import json_text_problems
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +99,9 @@ def parse_text(data: Any) -> str | None:
     if not isinstance(text, str) or not text.strip() or len(text) > MAX_MESSAGE_CHARS:
         raise ServiceError(422, "invalid", "A message is the person's text (or no `text` at all, to continue a turn "
                                           "paused for approval).", [violation("text", "message-format")])
+    if problems := json_text_problems(text, "text"):  # stored, then sent to the model: it must be text
+        raise ServiceError(422, "invalid", "A message is the person's text.",
+                           [violation(field, rule) for field, rule in problems])
     return text
 
 
@@ -259,6 +270,12 @@ def _ask(adapter: ModelAdapter, request: ModelRequest, deadline: float) -> Model
             gevent.sleep(MODEL_RETRY_PAUSE_SECONDS)
     if len(answer.calls) > MAX_CALLS_PER_STEP:
         raise ModelFailure(MODEL_MALFORMED, f"{len(answer.calls)} calls in one step, more than {MAX_CALLS_PER_STEP}")
+    # A call holding what is not text could be neither stored nor answered: the answer is malformed, and nothing of
+    # it is stored or sent.
+    problems = [v for i, c in enumerate(answer.calls) for v in call_text_violations(i, ModelCall(c.id, c.name,
+                                                                                                 c.arguments))]
+    if problems:
+        raise ModelFailure(MODEL_MALFORMED, "; ".join(f"{v.field}: {v.rule}" for v in problems[:5]))
     return answer
 
 

@@ -13,7 +13,7 @@ from service.definition import SUBJECT
 from service.errors import Violation
 from service.limits import MAX_STORED_INTEGER
 from service.registry.rules import NAME_PATTERN, placeholders, violation
-from service.text import whole_number
+from service.text import UNPAIRED_SURROGATE, json_text_problems, whole_number
 
 PARAMETERS = "parameters"
 CALLS = "calls"
@@ -249,6 +249,8 @@ def calls_from_form(form: Mapping[str, str]) -> tuple[list[dict[str, Any]], list
             arguments = None
         if not isinstance(arguments, dict):
             problems.append(violation(f"{CALLS}[{i}].arguments", "arguments-format"))
+        elif json_text_problems(arguments, ""):  # JSON's "\ud800" is no text: refused as a step refuses it, on the box
+            problems.append(violation(f"{CALLS}[{i}].arguments", UNPAIRED_SURROGATE))
         calls.append({"id": f"call_{i + 1}", "name": row["name"], "arguments": arguments})
     if not typed:
         problems.append(violation(CALLS, "calls-format"))

@@ -287,3 +287,13 @@ def test_each_decision_button_names_its_call_so_two_held_calls_of_one_tool_are_t
             assert name == f"{text} {call}, approval {approval}"
             names.append(name)
     assert len(cards) == 3 and len(set(names)) == 6
+
+
+
+def test_arguments_that_are_not_text_are_shown_next_to_their_call_and_nothing_is_sent(admin, project, module_backend):
+    start(admin)
+    before = requests.get(f"{module_backend}/_calls", timeout=5).json()["calls"]
+    page = run(admin, ("refusing", "{}"), ("refusing", '{"a": {"\\ud800": ["\\udfff"]}}'))
+    assert page.status == 422
+    assert page.errors() == {"f-calls-1-arguments": "Error: This field holds an unpaired surrogate, which is not text."}
+    assert requests.get(f"{module_backend}/_calls", timeout=5).json()["calls"] == before

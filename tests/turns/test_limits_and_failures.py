@@ -6,6 +6,7 @@ import json
 
 import gevent
 import pytest
+import requests
 
 from service.conversations import turns
 from service.database import db
@@ -185,6 +186,34 @@ def test_a_message_must_be_text(platform, provider):
     refused = chat.send_body({}, expect=409)
     assert refused["code"] == "nothing-to-continue" and "`text`" in refused["message"]
     assert chat.history() == [] and platform.models[provider].bodies() == []
+
+
+def test_a_message_that_is_not_text_is_refused_naming_it(platform, provider):
+    platform.publish(shop_tools(platform.backend))
+    chat = platform.conversation(provider)
+    response = requests.post(f"{chat.service.url}/v1/conversations/{chat.id}/messages", data=b'{"text": "hi \\ud800"}',
+                             headers={"Authorization": f"Bearer {chat.token}", "Content-Type": "application/json"},
+                             timeout=30)
+    assert response.status_code == 422, response.text
+    assert [(e["field"], e["rule"]) for e in response.json()["errors"]] == [("text", "unpaired-surrogate")]
+    assert chat.history() == [] and platform.models[provider].bodies() == []
+
+
+@pytest.mark.parametrize("call", [
+    {"id": "\ud800", "name": "search_products", "arguments": {"q": "milk"}},
+    {"id": "s", "name": "search_products", "arguments": {"q": ["\udfff"]}},
+    {"id": "s", "name": "search_products", "arguments": {"\ud800": "milk"}},
+], ids=["id", "argument-value", "argument-key"])
+def test_a_model_call_that_is_not_text_is_malformed_and_nothing_of_the_step_is_sent(platform, provider, call):
+    platform.publish(shop_tools(platform.backend))
+    platform.models[provider].script([[{"calls": [call, SEARCH]}]])
+    chat = platform.conversation(provider)
+
+    result = chat.send("Find milk")
+
+    assert result["stopped"]["reason"] == "model-malformed" and result["steps"] == []
+    assert platform.backend_calls() == []
+    assert [m["role"] for m in chat.history()] == ["user", "platform"]
 
 
 def test_without_a_model_configured_a_turn_is_refused_clearly(tmp_path):
