@@ -1,8 +1,8 @@
 """Hostile clients of the platform itself (issue 30, points 1 and 2): slow bodies and slowloris heads, against this
 tree and the tree before issue 30, side by side.
 
-Three attacks, each held for ATTACK_SECONDS by a generator in a process of its own (gevent, raw sockets on loopback;
-a connection the platform closes is opened again, so the attacker keeps its number):
+Three attacks, each held for ATTACK_SECONDS by bench/hostile.py in a process of its own (gevent, raw sockets on
+loopback; a connection the platform closes is opened again, so the attacker keeps its number):
 - slow bodies: 40 connections each sending a step's head (with a session token) or a dashboard sign-in's (with its
   cookie, no credential), `Content-Length: 100000`, then one byte every BODY_DRIP seconds, against one process;
 - slowloris: 1,500 connections each sending a request line, then one header line every HEAD_DRIP seconds, never the
@@ -42,45 +42,6 @@ ATTACKS = {"slow-bodies": (40, 1), "slowloris": (1_500, 1), "slowloris-workers":
 QUICK_ATTACKS = {"slow-bodies": (40, 1), "slowloris": (300, 1), "slowloris-workers": (600, 2)}
 #: The goals (issue 30): everyone else served under each attack.
 GOAL_P99_SECONDS = 1.0
-
-
-# ---------------------------------------------------------------- the attacker (its own process)
-
-def attack(spec: dict[str, Any]) -> int:
-    """Keep `spec["count"]` hostile connections open until `spec["seconds"]` pass; print how many were opened."""
-    from gevent import monkey
-
-    monkey.patch_all()
-    import resource
-    import socket
-
-    import gevent
-
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    host, port = spec["host"], spec["port"]
-    heads = [h.encode() for h in spec["heads"]]
-    drip, line = spec["drip"], spec["line"].encode()
-    end = time.monotonic() + spec["seconds"]
-    opened = [0]
-
-    def hostile(i: int) -> None:
-        while time.monotonic() < end:
-            try:
-                with socket.create_connection((host, port), timeout=spec["seconds"]) as sock:
-                    opened[0] += 1
-                    sock.sendall(heads[i % len(heads)])
-                    while time.monotonic() < end:
-                        gevent.sleep(drip)
-                        sock.sendall(line)
-            except OSError:
-                gevent.sleep(0.2)  # closed or refused: open another, as an attacker would
-
-    workers = [gevent.spawn(hostile, i) for i in range(spec["count"])]
-    gevent.joinall(workers, timeout=spec["seconds"] + 5)
-    gevent.killall(workers, timeout=2)
-    print(json.dumps({"opened": opened[0]}), flush=True)
-    return 0
 
 
 # ---------------------------------------------------------------- the probe (this process)
@@ -135,7 +96,7 @@ def run_attack(name: str, count: int, workers: int, root: Path, seconds: float) 
         host, port = target.url.removeprefix("http://").split(":")
         spec = {"host": host, "port": int(port), "count": count, "seconds": seconds, "heads": heads, "line": line,
                 "drip": drip}
-        attacker = subprocess.Popen([PYTHON, "-m", "bench.slow_clients", "--attack", json.dumps(spec)], cwd=ROOT,
+        attacker = subprocess.Popen([PYTHON, "-m", "bench.hostile", json.dumps(spec)], cwd=ROOT,
                                     stdout=subprocess.PIPE, text=True)
         try:
             time.sleep(min(3.0, seconds / 3))  # the attacker's connections open
@@ -189,8 +150,6 @@ def run(attacks: dict[str, tuple[int, int]], seconds: float, before: bool, comma
 
 def main(argv: list[str] | None = None) -> int:
     args, json_path = json_arg(argv)
-    if args[:1] == ["--attack"]:
-        return attack(json.loads(args[1]))
     parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="short attacks with fewer connections")
     parser.add_argument("--only", help=f"comma-separated, of {', '.join(ATTACKS)}")

@@ -7,6 +7,7 @@ lives in the top-level `serving` package, which the mock backend shares without 
 from __future__ import annotations
 
 import json
+import logging
 import resource
 from http import HTTPStatus
 from typing import Iterator
@@ -14,6 +15,8 @@ from typing import Iterator
 from service.errors import busy, request_timeout
 from service.limits import BUSY_RETRY_AFTER_SECONDS
 from serving import Arrival, NoDelayHandler, Server, listen
+
+log = logging.getLogger(__name__)
 
 #: The longest header line and the most header fields a request may carry (http.client's own bounds).
 MAX_HEADER_LINE = 65_536
@@ -125,6 +128,13 @@ class ServiceHandler(NoDelayHandler):
 
     def log_request(self) -> None:
         pass
+
+    def log_error(self, msg, *args) -> None:
+        # A request refused before any app (a malformed head, a read that failed): the client's fault, one JSON line
+        # at info, not a line of gevent's own on stderr beside the service's JSON logs.
+        if not self.gone:
+            log.info("a request was refused before the app: " + msg, *args,
+                     extra={"fields": {"client": str(self.client_address[0]) if self.client_address else None}})
 
 
 #: Threads gevent may use for blocking name lookups. Its default of 10 lets ten lookups that never answer

@@ -166,6 +166,9 @@ class NoDelayHandler(WSGIHandler):
 
     _head_timer: Timeout | None = None
     _requests = 0
+    #: Its connection is gone: closed by its server to make room (`Server.handle`), or broken under a read. Whatever
+    #: the read then makes of it is no one's error, and there is no one to answer.
+    gone = False
 
     def __init__(self, sock, address, server, rfile=None):
         try:
@@ -195,9 +198,11 @@ class NoDelayHandler(WSGIHandler):
                 if result is True:
                     continue
                 self.status, answer = result  # refused before any app: 400, 408, 414
-                self.socket.sendall(answer)
-                self.time_finish = time.time()
-                self.log_request()
+                if not self.gone:
+                    with contextlib.suppress(OSError):  # the client may be gone: nothing to tell it then
+                        self.socket.sendall(answer)
+                    self.time_finish = time.time()
+                    self.log_request()
                 break
         finally:
             self.server.at_work(self)
@@ -229,6 +234,16 @@ class NoDelayHandler(WSGIHandler):
         finally:
             self._stop_head_timer()
             self.server.at_work(self)
+
+    def _handle_client_error(self, ex):
+        if isinstance(ex, OSError):  # the connection broke under the head's read (gevent would print a traceback)
+            self.gone = True
+            return "400", b""
+        return super()._handle_client_error(ex)
+
+    def log_error(self, msg, *args):
+        if not self.gone:
+            super().log_error(msg, *args)
 
     def _stop_head_timer(self) -> None:
         if self._head_timer is not None:
@@ -335,6 +350,7 @@ def _close_lingering(sock, rfile) -> None:
 
 def _shut(handler: WSGIHandler) -> bool:
     """Wake a handler's read with end-of-file, so it returns and closes its connection; False if it is gone."""
+    handler.gone = True
     try:
         handler.socket.shutdown(socket.SHUT_RDWR)
     except (AttributeError, OSError):  # already gone

@@ -188,6 +188,30 @@ def test_serve_with_workers_listens_on_the_socket_it_bound_first(tmp_path):
     assert "Handling signal: term" in logged and "Logging error" not in logged  # gunicorn's own lines print whole
 
 
+def test_gunicorn_workers_hold_clients_to_the_deadlines_and_cap_their_connections(tmp_path):
+    """`--workers` serves through the service's own server: gunicorn's left a worker's backlog to fill behind a few
+    thousand idle sockets (9,000 took /healthz away from two workers, issue 30)."""
+    database, _ = _migrated_with_org(tmp_path)
+    env = {"TOOLGATE_MAX_CONNECTIONS": "8", "TOOLGATE_HEAD_TIMEOUT_SECONDS": "1"}
+    with started("serve", "--port", "0", "--workers", "2", "--database", database, env=env) as (process, url), \
+            contextlib.ExitStack() as stack:
+        port = int(url.rsplit(":", 1)[1])
+        assert requests.get(f"{url}/healthz", timeout=30).status_code == 200  # a worker has booted
+        hostile = [stack.enter_context(socket.create_connection(("127.0.0.1", port), timeout=10)) for _ in range(40)]
+        for sock in hostile:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: a\r\n")  # and never the blank line
+        for _ in range(5):  # every worker past its cap many times over, and each probe still answered at once
+            answered = requests.get(f"{url}/healthz", timeout=2, headers={"Connection": "close"})
+            assert answered.status_code == 200 and answered.elapsed.total_seconds() < 1
+        closed = b""
+        for sock in hostile:  # each gave its place to a newer connection, or was answered 408 at its deadline
+            with contextlib.suppress(ConnectionResetError):
+                closed += sock.recv(4096) + b"|"
+        assert closed.count(b"|") == len(hostile)
+        assert b"408 Request Timeout" in closed
+        assert stopped_by(process, signal.SIGTERM) == 0
+
+
 def test_serve_on_a_taken_port_says_so_and_exits_2():
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
