@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
-from typing import Mapping
+from typing import Any, Mapping
 
 # Only plain modules here: `service` is imported (through this) before an entry point's gevent patching.
 from service.limits import (
@@ -79,19 +79,19 @@ class Config:
             model_base_url=env.get("TOOLGATE_MODEL_BASE_URL", ""),
             model=env.get("TOOLGATE_MODEL", ""),
             model_api_key=env.get("TOOLGATE_MODEL_API_KEY", ""),
-            max_steps_per_turn=int(env.get("TOOLGATE_MAX_STEPS_PER_TURN", "8")),
-            turn_deadline_seconds=float(env.get("TOOLGATE_TURN_DEADLINE_SECONDS", "60")),
-            call_retention_days=int(env.get("TOOLGATE_CALL_RETENTION_DAYS", "30")),
-            database_pool_size=int(env.get("TOOLGATE_DATABASE_POOL_SIZE", DATABASE_POOL_SIZE)),
-            database_pool_wait_seconds=float(env.get("TOOLGATE_DATABASE_POOL_WAIT_SECONDS",
-                                                     DATABASE_POOL_WAIT_SECONDS)),
-            max_requests_at_work=int(env.get("TOOLGATE_MAX_REQUESTS_AT_WORK", MAX_REQUESTS_AT_WORK)),
-            work_wait_seconds=float(env.get("TOOLGATE_WORK_WAIT_SECONDS", WORK_WAIT_SECONDS)),
-            max_request_bytes=int(env.get("TOOLGATE_MAX_REQUEST_BYTES", MAX_REQUEST_BYTES)),
-            max_calls_in_flight_per_org=int(env.get("TOOLGATE_MAX_CALLS_IN_FLIGHT_PER_ORG",
-                                                    DEFAULT_CALLS_IN_FLIGHT_PER_ORG)),
-            approval_lifetime_seconds=float(env.get("TOOLGATE_APPROVAL_LIFETIME_SECONDS",
-                                                    APPROVAL_LIFETIME_SECONDS)),
+            max_steps_per_turn=_number(env, "TOOLGATE_MAX_STEPS_PER_TURN", int, "8"),
+            turn_deadline_seconds=_number(env, "TOOLGATE_TURN_DEADLINE_SECONDS", float, "60"),
+            call_retention_days=_number(env, "TOOLGATE_CALL_RETENTION_DAYS", int, "30"),
+            database_pool_size=_number(env, "TOOLGATE_DATABASE_POOL_SIZE", int, DATABASE_POOL_SIZE),
+            database_pool_wait_seconds=_number(env, "TOOLGATE_DATABASE_POOL_WAIT_SECONDS", float,
+                                               DATABASE_POOL_WAIT_SECONDS),
+            max_requests_at_work=_number(env, "TOOLGATE_MAX_REQUESTS_AT_WORK", int, MAX_REQUESTS_AT_WORK),
+            work_wait_seconds=_number(env, "TOOLGATE_WORK_WAIT_SECONDS", float, WORK_WAIT_SECONDS),
+            max_request_bytes=_number(env, "TOOLGATE_MAX_REQUEST_BYTES", int, MAX_REQUEST_BYTES),
+            max_calls_in_flight_per_org=_number(env, "TOOLGATE_MAX_CALLS_IN_FLIGHT_PER_ORG", int,
+                                                DEFAULT_CALLS_IN_FLIGHT_PER_ORG),
+            approval_lifetime_seconds=_number(env, "TOOLGATE_APPROVAL_LIFETIME_SECONDS", float,
+                                              APPROVAL_LIFETIME_SECONDS),
             call_deadline_seconds=_test_call_deadline(env.get(TEST_CALL_DEADLINE_VARIABLE, "")),
         )
 
@@ -102,6 +102,19 @@ class Config:
     def issuer(self, org_slug: str) -> str:
         """An organization's issuer URL: its keys live at `{issuer}/.well-known/jwks.json`."""
         return f"{self.public_url}/orgs/{org_slug}"
+
+
+def _number(env: Mapping[str, str], name: str, kind: type, default: object) -> Any:
+    """The number variable `name` holds (`kind`: int or float; `default` when unset or blank); ValueError naming it
+    when it holds anything else, so a command says which setting it cannot take instead of int()'s sentence."""
+    text = env.get(name, "")
+    if not text.strip():
+        return kind(default)
+    try:
+        return kind(text)
+    except ValueError:
+        wanted = "a whole number" if kind is int else "a number"
+        raise ValueError(f"{name} must be {wanted}; got {text[:40]!r}.") from None
 
 
 def _test_call_deadline(text: str) -> float:
