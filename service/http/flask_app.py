@@ -18,11 +18,12 @@ from types import FunctionType, MethodType
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
-from flask import Flask
+from flask import Flask, request
 from flask.sessions import SecureCookieSession, SecureCookieSessionInterface
 from werkzeug.routing import Map, MapAdapter
 
 from service.http.context import CONFIG_KEY
+from service.records.logs import log_failure
 
 
 class CookieSessions(SecureCookieSessionInterface):
@@ -80,3 +81,8 @@ class ServiceFlask(Flask):
             public = urlsplit(config.public_url)
             adapter.url_scheme, adapter.server_name = public.scheme, public.netloc
         return adapter
+
+    def log_exception(self, exc_info: Any) -> None:
+        # Flask's own line ("Exception on /path [METHOD]"), as one JSON line of the service's logs with the traceback
+        # inside it, whatever handlers Flask would have given `app.logger` (a multi-line traceback on stderr).
+        log_failure(f"Exception on {request.path} [{request.method}]", exc_info[1])
