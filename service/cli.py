@@ -1,4 +1,9 @@
-"""The `toolgate` command. Its process entry point is `service.entry`, which patches gevent first."""
+"""The `toolgate` command. Its process entry point is `service.entry`, which patches gevent first.
+
+Exit statuses: 0 done; 1 done, and what it found is a failure (an import with an operation refused, a broken audit
+trail); 2 it could not run (a setting it cannot take, a database it cannot open or that is behind, an argument it
+refuses, an address it cannot bind), with one sentence on stderr saying why, never a traceback.
+"""
 from __future__ import annotations
 
 import json
@@ -16,11 +21,18 @@ from serving import EXIT_CANNOT_START
 DATABASE_HELP = "Database URL (default: TOOLGATE_DATABASE_URL, else sqlite:///toolgate.db)."
 
 
+class CannotRun(click.ClickException):
+    """A command that cannot run (a setting, the database, an argument, an address): one sentence, exit 2, as the
+    mock's servers and the conformance kit exit when they cannot run."""
+
+    exit_code = EXIT_CANNOT_START
+
+
 def _config(database: str | None = None, public_url: str | None = None) -> Config:
     try:
         config = Config.from_env()
     except ValueError as error:  # a TOOLGATE_* variable the service cannot take: say which, not a traceback
-        raise click.ClickException(str(error)) from None
+        raise CannotRun(str(error)) from None
     return config.with_overrides(database_url=database, public_url=public_url)
 
 
@@ -28,17 +40,30 @@ def _open(config: Config, *, check: bool = True, pooled: bool = True):
     from service.database import make_database, open_database
     from service.migrations import check_current
 
-    database = open_database(config.database_url) if pooled else make_database(config.database_url, pooled=False)
+    try:
+        database = open_database(config.database_url) if pooled else make_database(config.database_url, pooled=False)
+    except ValueError as error:  # not a URL of either engine
+        raise CannotRun(str(error)) from None
     database.connect(reuse_if_open=True)
     if check:
         check_current(database)
     return database
 
 
-class CannotStart(click.ClickException):
-    """A server that cannot start (its address is taken, its database is behind): exit 2, as the mock's."""
+def cannot_run(error: BaseException) -> str | None:
+    """The sentence saying why a command could not run, for an exception that means it (the database unreachable or
+    behind, the secret key missing), or None for one that is a bug (its traceback is wanted)."""
+    from service.database import UNAVAILABLE
+    from service.keys.store import MissingSecret
+    from service.migrations import SchemaBehind
 
-    exit_code = EXIT_CANNOT_START
+    if isinstance(error, UNAVAILABLE):
+        # A driver's message may run over several lines ("Is the server running on that host…"): one line here.
+        said = " ".join(str(error).split()) or type(error).__name__
+        return f"The database cannot be used: {said}{'' if said.endswith(('.', '?')) else '.'}"
+    if isinstance(error, (MissingSecret, SchemaBehind)):
+        return " ".join(str(error).split())
+    return None
 
 
 @click.group()
@@ -79,7 +104,7 @@ def serve(host: str, port: int, database: str | None, public_url: str | None, wo
     try:
         listener = listen(host, port)
     except OSError as error:
-        raise CannotStart(f"cannot listen on {host}:{port}: {error}") from None
+        raise CannotRun(f"cannot listen on {host}:{port}: {error}") from None
     url = url_of(listener)
     config = _config(database, public_url)
     if public_url is None and "TOOLGATE_PUBLIC_URL" not in os.environ:
@@ -91,7 +116,7 @@ def serve(host: str, port: int, database: str | None, public_url: str | None, wo
             _open(config, pooled=False).close()
     except SchemaBehind as error:
         listener.close()
-        raise CannotStart(str(error)) from None
+        raise CannotRun(str(error)) from None
     if workers is not None:
         from service.wsgi import serve_workers
 
@@ -120,7 +145,7 @@ def demo(host: str, port: int, mock_port: int, model_port: int, state: str) -> N
     try:
         run(host, port, mock_port, state, model_port)
     except DemoCannotStart as error:
-        raise CannotStart(str(error)) from None
+        raise CannotRun(str(error)) from None
 
 
 @cli.group()
@@ -144,7 +169,7 @@ def org_create(slug: str, algorithm: str, as_json: bool, database: str | None) -
     try:
         admin_key = create_organization_with_keys(config, slug, algorithm)
     except ServiceError as error:
-        raise click.ClickException(error.message) from None
+        raise CannotRun(error.message) from None
     result = {"org": slug, "issuer": config.issuer(slug), "admin_key": admin_key}
     if as_json:
         click.echo(json.dumps(result))
@@ -170,7 +195,7 @@ def key_create(slug: str, role: str, label: str, as_json: bool, database: str | 
     _open(_config(database))
     organization = get_organization(slug)
     if organization is None:
-        raise click.ClickException(f"No organization {slug!r}.")
+        raise CannotRun(f"No organization {slug!r}.")
     secret = create_api_key(organization, role, label)
     click.echo(json.dumps({"key": secret, "role": role}) if as_json else f"{role} key {secret}  (shown once)")
 
@@ -213,7 +238,7 @@ def tools_import(source: str, slug: str, dry_run: bool, server: str | None, subj
             with open(source, "rb") as document:  # one byte past the bound tells it is too large
                 request["document"] = document.read(MAX_IMPORT_DOCUMENT_BYTES + 1).decode("utf-8", "replace")
         except OSError as error:
-            raise click.ClickException(f"cannot read {source}: {error.strerror}") from None
+            raise CannotRun(f"cannot read {source}: {error.strerror}") from None
     for name, value in (("server", server), ("subject_parameter", subject_parameter), ("project", project)):
         if value is not None:
             request[name] = value
@@ -222,12 +247,12 @@ def tools_import(source: str, slug: str, dry_run: bool, server: str | None, subj
     _open(config)
     organization = get_organization(slug)
     if organization is None:
-        raise click.ClickException(f"No organization {slug!r}.")
+        raise CannotRun(f"No organization {slug!r}.")
     try:
         answer = run_import(organization, request, "person:admin:cli", guard=AddressGuard(config.allowed_networks))
     except ServiceError as error:
         problems = "; ".join(f"{v.field}: {v.message}" for v in error.violations) or error.message
-        raise click.ClickException(problems) from None
+        raise CannotRun(problems) from None
     if as_json:
         click.echo(json.dumps(answer, indent=2))
     else:
@@ -259,7 +284,7 @@ def audit_verify(slug: str | None, database: str | None) -> None:
     if slug is not None:
         organization = get_organization(slug)
         if organization is None:
-            raise click.ClickException(f"No organization {slug!r}.")
+            raise CannotRun(f"No organization {slug!r}.")
     result = verify(organization)
     for org_slug, (seq, digest) in sorted(result.heads.items()):
         click.echo(f"{org_slug}: head #{seq} {digest}")
@@ -285,7 +310,7 @@ def calls_purge(days: float | None, batch: int | None, database: str | None) -> 
     _open(config)
     retention = config.call_retention_days if days is None else days
     if retention < 0:
-        raise click.ClickException("--days cannot be negative.")
+        raise CannotRun("--days cannot be negative.")
     click.echo(f"purged {purge(retention, batch=batch or PURGE_BATCH)} call records older than {retention:g} days")
 
 
@@ -305,9 +330,13 @@ def conformance(args: tuple[str, ...]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
+    """Run the command line; returns the exit status (see the module)."""
     try:
         cli.main(args=argv, prog_name="toolgate", standalone_mode=False)
+    except click.UsageError as error:  # one line naming the command, not click's usage block
+        where = error.ctx.command_path if error.ctx is not None else "toolgate"
+        click.echo(f"Error: {where}: {error.format_message()}", err=True)
+        return EXIT_CANNOT_START
     except click.ClickException as error:
         error.show()
         return error.exit_code
@@ -317,4 +346,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except SystemExit as done:
         return done.code if isinstance(done.code, int) else 1
+    except Exception as error:
+        reason = cannot_run(error)
+        if reason is None:
+            raise
+        click.echo(f"Error: {reason}", err=True)
+        return EXIT_CANNOT_START
     return 0

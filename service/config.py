@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
-from typing import Mapping
+from typing import Any, Mapping
 
 # Only plain modules here: `service` is imported (through this) before an entry point's gevent patching.
 from service.limits import (
@@ -89,23 +89,23 @@ class Config:
             model_base_url=env.get("TOOLGATE_MODEL_BASE_URL", ""),
             model=env.get("TOOLGATE_MODEL", ""),
             model_api_key=env.get("TOOLGATE_MODEL_API_KEY", ""),
-            max_steps_per_turn=int(env.get("TOOLGATE_MAX_STEPS_PER_TURN", "8")),
-            turn_deadline_seconds=float(env.get("TOOLGATE_TURN_DEADLINE_SECONDS", "60")),
-            call_retention_days=int(env.get("TOOLGATE_CALL_RETENTION_DAYS", "30")),
-            database_pool_size=int(env.get("TOOLGATE_DATABASE_POOL_SIZE", DATABASE_POOL_SIZE)),
-            database_pool_wait_seconds=float(env.get("TOOLGATE_DATABASE_POOL_WAIT_SECONDS",
-                                                     DATABASE_POOL_WAIT_SECONDS)),
-            max_requests_at_work=int(env.get("TOOLGATE_MAX_REQUESTS_AT_WORK", MAX_REQUESTS_AT_WORK)),
-            work_wait_seconds=float(env.get("TOOLGATE_WORK_WAIT_SECONDS", WORK_WAIT_SECONDS)),
-            max_request_bytes=int(env.get("TOOLGATE_MAX_REQUEST_BYTES", MAX_REQUEST_BYTES)),
+            max_steps_per_turn=_number(env, "TOOLGATE_MAX_STEPS_PER_TURN", int, "8"),
+            turn_deadline_seconds=_number(env, "TOOLGATE_TURN_DEADLINE_SECONDS", float, "60"),
+            call_retention_days=_number(env, "TOOLGATE_CALL_RETENTION_DAYS", int, "30"),
+            database_pool_size=_number(env, "TOOLGATE_DATABASE_POOL_SIZE", int, DATABASE_POOL_SIZE),
+            database_pool_wait_seconds=_number(env, "TOOLGATE_DATABASE_POOL_WAIT_SECONDS", float,
+                                               DATABASE_POOL_WAIT_SECONDS),
+            max_requests_at_work=_number(env, "TOOLGATE_MAX_REQUESTS_AT_WORK", int, MAX_REQUESTS_AT_WORK),
+            work_wait_seconds=_number(env, "TOOLGATE_WORK_WAIT_SECONDS", float, WORK_WAIT_SECONDS),
+            max_request_bytes=_number(env, "TOOLGATE_MAX_REQUEST_BYTES", int, MAX_REQUEST_BYTES),
             head_timeout_seconds=_seconds(env, "TOOLGATE_HEAD_TIMEOUT_SECONDS", HEAD_TIMEOUT_SECONDS),
             body_timeout_seconds=_seconds(env, "TOOLGATE_BODY_TIMEOUT_SECONDS", BODY_TIMEOUT_SECONDS),
             idle_timeout_seconds=_seconds(env, "TOOLGATE_IDLE_TIMEOUT_SECONDS", IDLE_TIMEOUT_SECONDS),
             max_connections=_count(env, "TOOLGATE_MAX_CONNECTIONS", MAX_CONNECTIONS),
-            max_calls_in_flight_per_org=int(env.get("TOOLGATE_MAX_CALLS_IN_FLIGHT_PER_ORG",
-                                                    DEFAULT_CALLS_IN_FLIGHT_PER_ORG)),
-            approval_lifetime_seconds=float(env.get("TOOLGATE_APPROVAL_LIFETIME_SECONDS",
-                                                    APPROVAL_LIFETIME_SECONDS)),
+            max_calls_in_flight_per_org=_number(env, "TOOLGATE_MAX_CALLS_IN_FLIGHT_PER_ORG", int,
+                                                DEFAULT_CALLS_IN_FLIGHT_PER_ORG),
+            approval_lifetime_seconds=_number(env, "TOOLGATE_APPROVAL_LIFETIME_SECONDS", float,
+                                              APPROVAL_LIFETIME_SECONDS),
             call_deadline_seconds=_test_call_deadline(env.get(TEST_CALL_DEADLINE_VARIABLE, "")),
         )
 
@@ -145,6 +145,19 @@ def _count(env: Mapping[str, str], name: str, default: int) -> int:
     if not (text.isascii() and text.isdigit()) or int(text) < 1:
         raise ValueError(f"{name} must be a whole number of at least 1; got {text!r}.")
     return int(text)
+
+
+def _number(env: Mapping[str, str], name: str, kind: type, default: object) -> Any:
+    """The number variable `name` holds (`kind`: int or float; `default` when unset or blank); ValueError naming it
+    when it holds anything else, so a command says which setting it cannot take instead of int()'s sentence."""
+    text = env.get(name, "")
+    if not text.strip():
+        return kind(default)
+    try:
+        return kind(text)
+    except ValueError:
+        wanted = "a whole number" if kind is int else "a number"
+        raise ValueError(f"{name} must be {wanted}; got {text[:40]!r}.") from None
 
 
 def _test_call_deadline(text: str) -> float:

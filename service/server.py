@@ -16,7 +16,8 @@ from service.errors import busy, request_timeout
 from service.limits import BUSY_RETRY_AFTER_SECONDS
 from serving import Arrival, NoDelayHandler, Server, listen
 
-log = logging.getLogger(__name__)
+#: The server's own lines, under the service's logger: one JSON line each (`service.records.logs` formats them).
+_log = logging.getLogger("service.server")
 
 #: The longest header line and the most header fields a request may carry (http.client's own bounds).
 MAX_HEADER_LINE = 65_536
@@ -130,11 +131,15 @@ class ServiceHandler(NoDelayHandler):
         pass
 
     def log_error(self, msg, *args) -> None:
-        # A request refused before any app (a malformed head, a read that failed): the client's fault, one JSON line
-        # at info, not a line of gevent's own on stderr beside the service's JSON logs.
-        if not self.gone:
-            log.info("a request was refused before the app: " + msg, *args,
-                     extra={"fields": {"client": str(self.client_address[0]) if self.client_address else None}})
+        # gevent's line for a request it refused itself (a malformed head, a body cut short: a 400), as one WARNING
+        # line of the JSON logs instead of text of its own on stderr; nothing for a connection that is gone.
+        if self.gone:
+            return
+        try:
+            text = msg % args if args else msg
+        except (TypeError, ValueError):  # a % in what the client sent, as gevent guards it
+            text = f"{msg!r} {args!r}"
+        _log.warning("request refused by the server: %s", text, extra={"fields": {"client": str(self.client_address)}})
 
 
 #: Threads gevent may use for blocking name lookups. Its default of 10 lets ten lookups that never answer
@@ -144,13 +149,27 @@ RESOLVER_THREADS = 128
 
 def tune_hub() -> None:
     """Size this process for thousands of waiting steps: gevent's thread pool (used for DNS) for a whole step of
-    lookups at once, and open files for a socket per waiting request and one per call."""
+    lookups at once, open files for a socket per waiting request and one per call, and the hub's reports of
+    exceptions nothing handled as lines of the JSON logs."""
     import gevent
 
-    pool = gevent.get_hub().threadpool
-    if pool.maxsize < RESOLVER_THREADS:
-        pool.maxsize = RESOLVER_THREADS
+    hub = gevent.get_hub()
+    if hub.threadpool.maxsize < RESOLVER_THREADS:
+        hub.threadpool.maxsize = RESOLVER_THREADS
+    hub.print_exception = _log_unhandled  # gevent's documented way: an attribute of the hub instance
     raise_open_files()
+
+
+def _log_unhandled(context, t, v, tb) -> None:
+    """The hub's report of an exception nothing handled (a greenlet's, a thread pool task's, a request's no app
+    answered, which the server then answers 500): one ERROR line of the service's JSON logs with the traceback in
+    its `exception` field, where gevent writes the traceback as lines of their own to stderr."""
+    if isinstance(context, dict) and "PATH_INFO" in context:  # the server's: the request's environ
+        where = f"{context.get('PATH_INFO')} [{context.get('REQUEST_METHOD')}]"
+    else:
+        where = repr(context)[:200]
+    _log.error("Exception on %s", where, exc_info=(t, v, tb) if v is not None else None,
+               extra={"fields": {"kind": getattr(t, "__name__", str(t))}})
 
 
 #: Open files the process asks for: every waiting step holds its client's socket and its calls' sockets. The soft

@@ -28,6 +28,14 @@ _CONTROL = re.compile(f"[{CONTROL_CHARACTERS}]")
 #: A description may hold tab, line feed and carriage return (a browser's textarea sends CR LF), nothing else.
 _CONTROL_IN_DESCRIPTION = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+#: What a blank text is made of: Unicode's white space (every space separator, the line and paragraph separators, tab,
+#: line feed and carriage return) and the characters that show nothing at all (zero-width space and joiners,
+#: direction marks and embeddings, word joiner, BOM, soft hyphen, the Hangul fillers). Not str.isspace(), which
+#: misses the invisible ones and counts controls such as NEL (U+0085) and the file separators as blanks: a text of
+#: those is refused as a control character instead.
+BLANK_CHARACTERS = ("\t\n\r \xa0\xad\u034f\u115f\u1160\u1680\u180e\u2000-\u200f\u2028-\u202f\u205f-\u2064"
+                    "\u2066-\u206f\u3000\u3164\ufeff\uffa0")
+_BLANK = re.compile(f"[{BLANK_CHARACTERS}]*")
 
 
 def text_problem(value: str, *, description: bool = False) -> str | None:
@@ -80,6 +88,12 @@ def _member(where: str, key: str) -> str:
     if _PLAIN_NAME.fullmatch(key):
         return f"{where}.{key}"
     return f"{where}[{json.dumps(key, ensure_ascii=bool(_SURROGATE.search(key)))}]"
+
+
+def is_blank(value: str) -> bool:
+    """Whether `value` shows nothing: empty, or only BLANK_CHARACTERS. The one notion of blank of every field that
+    defaults or is required when blank (a display name, a description), on every edge."""
+    return _BLANK.fullmatch(value) is not None
 
 
 def is_text(value: object) -> bool:

@@ -27,7 +27,7 @@ def test_it_is_never_raised_and_nonsense_is_refused(text):
 
 def test_a_command_names_the_variable_rather_than_failing_with_a_traceback(monkeypatch, capsys, tmp_path):
     monkeypatch.setenv(TEST_CALL_DEADLINE_VARIABLE, "30")
-    assert main(["migrate", "--database", f"sqlite:///{tmp_path / 'untouched.db'}"]) == 1
+    assert main(["migrate", "--database", f"sqlite:///{tmp_path / 'untouched.db'}"]) == 2
     assert capsys.readouterr().err == f"Error: {REFUSAL}; got '30'.\n"
     assert not (tmp_path / "untouched.db").exists()  # refused before anything was done
 

@@ -63,6 +63,54 @@ def test_key_create_for_an_unknown_organization_fails_clearly(tmp_path):
     assert result.returncode != 0 and "nobody" in result.stderr
 
 
+# --- A command that cannot run says one sentence and exits 2 (issue 30) ---------------------------------------
+
+def _unreachable_postgres() -> str:
+    from tests.helpers import free_port
+
+    return f"postgresql://postgres@127.0.0.1:{free_port()}/nothing"
+
+
+#: Each class of failure a command cannot run through, with what its one line must say: a setting it cannot take
+#: or lacks, a database it cannot open, reach, read as a URL or use yet, and an argument click or the service refuses.
+CANNOT_RUN = {
+    "a setting that is not a number": (("migrate",), {"TOOLGATE_MAX_STEPS_PER_TURN": "eight"},
+                                       "TOOLGATE_MAX_STEPS_PER_TURN must be a whole number"),
+    "no secret key to seal a signing key": (("org", "create", "newco"), {"TOOLGATE_SECRET_KEY": ""},
+                                            "TOOLGATE_SECRET_KEY is not set"),
+    "a database file that cannot be opened": (("migrate", "--database", "sqlite:////nonexistent/dir/x.db"), {},
+                                              "The database cannot be used: unable to open database file."),
+    "a database server that does not answer": (("key", "create", "--org", "acme", "--role", "admin", "--database",
+                                                _unreachable_postgres), {}, "The database cannot be used: "),
+    "a database URL of no engine": (("audit", "verify", "--database", "mysql://db/x"), {},
+                                    "Unsupported database URL 'mysql://db/x'"),
+    "a database whose schema is behind": (("calls", "purge", "--database", "EMPTY"), {}, "toolgate migrate"),
+    "a missing argument": (("org", "create"), {}, "toolgate org create: Missing argument 'SLUG'."),
+    "an unknown command": (("publish",), {}, "toolgate: No such command 'publish'."),
+    "a value click refuses": (("key", "create", "--org", "acme", "--role", "root"), {},
+                              "toolgate key create: Invalid value for '--role'"),
+    "a value the service refuses": (("org", "create", "Not A Slug", "--database", "MIGRATED"), {},
+                                    "The slug is invalid."),
+    "an organization that does not exist": (("audit", "verify", "--org", "nobody", "--database", "MIGRATED"), {},
+                                            "No organization 'nobody'."),
+    "a file that cannot be read": (("tools", "import", "/nonexistent.yaml", "--org", "acme", "--database", "MIGRATED"),
+                                   {}, "cannot read /nonexistent.yaml"),
+}
+
+
+@pytest.mark.parametrize("case", list(CANNOT_RUN))
+def test_a_command_that_cannot_run_says_one_sentence_and_exits_2(case, tmp_path):
+    args, env, said = CANNOT_RUN[case]
+    migrated = f"sqlite:///{tmp_path / 'migrated.db'}"
+    toolgate("migrate", "--database", migrated)
+    places = {"EMPTY": f"sqlite:///{tmp_path / 'empty.db'}", "MIGRATED": migrated}
+    args = [places.get(a, a) if isinstance(a, str) else a() for a in args]
+    result = toolgate(*args, env={"TOOLGATE_DATABASE_URL": migrated, **env}, check=False)
+    assert result.returncode == 2, result.stderr
+    assert said in result.stderr and result.stderr.startswith("Error: ")
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr, result.stderr
+
+
 def test_importing_the_service_package_imports_nothing_gevent_must_patch_first():
     """`python -m service.entry` imports `service` before entry's first line patches gevent: a database driver or
     peewee imported there would keep real thread-locals, and every greenlet of a worker would share one connection."""

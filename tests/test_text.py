@@ -1,10 +1,13 @@
-"""What text data a client or a model supplies may hold (service/text.py): every key and string of it, at any depth,
-must be text; each one that is not is named by its field."""
+"""`service.text`: what text data a client or a model supplies may hold (every key and string of it, at any depth,
+must be text; each one that is not is named by its field), and the one notion of blank text, used by the display
+name and the description alike."""
 import json
+import sys
+import unicodedata
 
 import pytest
 
-from service.text import UNPAIRED_SURROGATE, json_text_problems
+from service.text import UNPAIRED_SURROGATE, is_blank, json_text_problems, text_problem
 
 
 @pytest.mark.parametrize("value", [
@@ -36,3 +39,26 @@ def test_a_value_as_deep_as_any_parser_takes_is_walked_without_recursion():
         deep = [deep]
     [(field, rule)] = json_text_problems(deep, "v")
     assert field == "v" + "[0]" * 100_001 and rule == UNPAIRED_SURROGATE
+
+
+
+
+def test_every_unicode_separator_is_blank():
+    separators = [chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) in ("Zs", "Zl", "Zp")]
+    assert len(separators) == 19 and all(is_blank(c) for c in separators)
+
+
+@pytest.mark.parametrize("invisible", ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad", "\u200e", "\u3164"])
+def test_a_character_that_shows_nothing_is_blank(invisible):
+    assert is_blank(invisible) and is_blank(f" {invisible}\u00a0")
+
+
+@pytest.mark.parametrize("control", ["\x85", "\x1c", "\x0b", "\x0c", "\x00"])
+def test_a_control_character_is_not_taken_for_a_blank_but_refused(control):
+    """str.isspace() takes NEL and the separators of the C0 set for white space: here they stay controls."""
+    assert not is_blank(control) and text_problem(control) == "control-character"
+
+
+@pytest.mark.parametrize("text", ["a", " a ", "\u200bx", "\u3000。"])
+def test_text_with_anything_visible_is_not_blank(text):
+    assert not is_blank(text)

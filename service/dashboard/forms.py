@@ -13,7 +13,7 @@ from service.definition import SUBJECT
 from service.errors import Violation
 from service.limits import MAX_STORED_INTEGER
 from service.registry.rules import NAME_PATTERN, placeholders, violation
-from service.text import UNPAIRED_SURROGATE, json_text_problems, whole_number
+from service.text import UNPAIRED_SURROGATE, is_blank, json_text_problems, whole_number
 
 PARAMETERS = "parameters"
 CALLS = "calls"
@@ -54,10 +54,11 @@ def field_label(field: str, labels: Mapping[str, str] | None = None) -> str:
 
 
 def _text(form: Mapping[str, str], key: str, *, strip: bool = True) -> str | None:
-    """A text input's value, or None when blank: the registry then reports the field as missing."""
+    """A text input's value, or None when blank (`is_blank`): the registry then reports the field as missing."""
     value = form.get(key, "")
-    value = value.strip() if strip else value
-    return value if value.strip() else None
+    if is_blank(value):
+        return None
+    return (value.strip() or None) if strip else value
 
 
 def rows(form: Mapping[str, str], prefix: str, fields: Iterable[str]) -> list[dict[str, str]]:

@@ -15,8 +15,11 @@ from service import importing, registry
 from service.dashboard.web import WRITE_DRAFTS, blp, page, principal, requires
 from service.errors import ServiceError
 from service.http import DISPATCHER_KEY
+from service.limits import MAX_STORED_INTEGER
 
 PREVIEW, IMPORT = "preview", "import"
+#: The most digits a server's index is read from; a longer number is taken as text (and names no server).
+MAX_INDEX_DIGITS = len(str(MAX_STORED_INTEGER))
 
 
 def _state(form, files) -> dict[str, Any]:
@@ -39,12 +42,21 @@ def _request(state: dict[str, Any], *, apply: bool) -> dict[str, Any]:
     body: dict[str, Any] = {key: state[key] for key in ("document", "url", "subject_parameter", "project")
                             if state[key]}
     if state["server"]:
-        body["server"] = int(state["server"]) if state["server"].isdigit() else state["server"]
+        body["server"] = _server(state["server"])
     if state["update_existing"]:
         body["update_existing"] = True
     if apply:
         body.update(apply=True, operations=state["chosen"])
     return body
+
+
+def _server(text: str) -> int | str:
+    """The server field as the import takes it: an index when it is a plain number (ASCII digits, no more than an
+    index can have), else the URL as typed. `²` passes str.isdigit() and `int()` refuses it, as it refuses 5,000
+    digits: both were a 500; now they name no server, and the import says so on the field."""
+    if text.isascii() and text.isdigit() and len(text) <= MAX_INDEX_DIGITS:
+        return int(text)
+    return text
 
 
 def _render(state: dict[str, Any], result: dict[str, Any] | None = None, status: int = 200, violations=(),

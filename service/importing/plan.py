@@ -79,7 +79,7 @@ def run_import(organization: Organization, data: Any, actor: str, *, guard: Addr
             text = fetch_document(options.url, guard=guard, deadline=deadline)
         # Reading and mapping are plain CPU work that can take seconds on a large YAML document: on a thread of
         # its own, the gevent hub (every other request and call of this worker) keeps running alongside it.
-        document, context, planned = gevent.get_hub().threadpool.apply(_read_and_map, (text, options))
+        document, context, planned = _on_a_thread(_read_and_map, text, options)
     project = _project(organization, options.project)
     _check_names(organization, planned, options.update_existing, project)
     if options.apply:
@@ -93,6 +93,32 @@ def run_import(organization: Organization, data: Any, actor: str, *, guard: Addr
                 else:
                     p.status = CREATED
     return {"document": _summary(document, context), "operations": [p.view() for p in planned]}
+
+
+@dataclass(frozen=True)
+class _Raised:
+    """What a task on the thread pool raised, handed back as its result."""
+
+    error: Exception
+
+
+def _on_a_thread(function: Any, *args: Any) -> Any:
+    """`function(*args)` on the hub's thread pool; what it raises is raised here, in the calling greenlet.
+
+    gevent's pool prints the traceback of a task that raises to stderr, outside the JSON logs, before handing the
+    exception over: every refused document (a 422) wrote one. So the task hands it back as a value instead, and it is
+    raised where the request's handlers answer it (a refusal as such, anything else as a logged 500)."""
+    outcome = gevent.get_hub().threadpool.apply(_caught, (function, args))
+    if isinstance(outcome, _Raised):
+        raise outcome.error
+    return outcome
+
+
+def _caught(function: Any, args: tuple[Any, ...]) -> Any:
+    try:
+        return function(*args)
+    except Exception as error:  # noqa: BLE001 - handed back to the caller, who raises it (`_on_a_thread`)
+        return _Raised(error)
 
 
 def _read_and_map(text: str, options: ImportOptions) -> tuple[dict[str, Any], Context, list[Planned]]:

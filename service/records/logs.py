@@ -165,6 +165,18 @@ def _info_lines(logger: logging.Logger, message: str, field_sets: list[dict[str,
                                                   extra={"fields": field_sets[0]}))
 
 
+#: The logger of failures no handler answered (a 500), as Flask names its own: the app's, `service`.
+_failure_log = logging.getLogger(ROOT_LOGGER)
+
+
+def log_failure(message: str, failure: BaseException | None = None, **fields: Any) -> None:
+    """One ERROR line for a failure nothing answered (a 500): `message`, the request id, `fields`, and the traceback
+    of `failure` (by default the exception being handled) inside the line's `exception` field, never as lines of
+    its own on stderr. Flask's unhandled exceptions, the step route's and the server's own come here."""
+    exc_info = (type(failure), failure, failure.__traceback__) if failure is not None else True
+    _failure_log.error(message, exc_info=exc_info, extra={"fields": fields} if fields else None)
+
+
 def log_request(fields: Mapping[str, Any]) -> None:
     _info_lines(_request_log, "request", [dict(fields)])
 

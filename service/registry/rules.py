@@ -25,7 +25,7 @@ from service.definition import (
 )
 from service.dispatch import DefinitionError, compile_definition
 from service.errors import MORE_VIOLATIONS, Violation
-from service.text import text_problem
+from service.text import is_blank, text_problem
 
 
 def _one_of(choices: tuple[str, ...]) -> str:
@@ -221,7 +221,7 @@ def check_definition(data: Any, *, extra_fields: frozenset[str] = frozenset(),
         found.append(violation("name", "name-format"))
     description = _text(_string(data, "description", found, required=False, max_chars=limits.MAX_DESCRIPTION_CHARS),
                         "description", found, description=True)
-    if not (description or "").strip() and not _has(found, "description"):
+    if is_blank(description or "") and not _has(found, "description"):
         found.append(violation("description", "description-required"))
     method = _string(data, "method", found, required=True)
     if method is not None and method not in METHODS:

@@ -17,12 +17,9 @@ from service.models import Organization, Project, Tool, ToolDraft, ToolVersion, 
 from service.records import audit
 from service.registry.freezing import Publication, audit_moves, move_pins
 from service.registry.rules import DEFINITION_FIELDS, NAME_PATTERN, check_definition, violation
-from service.text import is_text, text_problem
+from service.text import is_blank, is_text, text_problem
 
 REGISTRATION_FIELDS = frozenset({"display_name", "project"})
-#: What a blank label is made of. Not str.strip()'s whitespace, which takes control characters such as NEL (U+0085)
-#: for blanks: a label of those is refused as a control character instead.
-BLANK = " \t\n\r"
 
 
 def refusal(rule: str, status: int = 409, field: str = "") -> ServiceError:
@@ -108,13 +105,14 @@ def etag(draft: ToolDraft) -> str:
 
 
 def _display_name(value: Any, default: str, found: list[Violation]) -> str:
-    """The label to store: `default` for a blank one (missing, empty or only whitespace), else the label as given."""
+    """The label to store: `default` for a blank one (missing, or `is_blank`: what a description may not be), else the
+    label as given."""
     if value is None:
         return default
     if not isinstance(value, str) or len(value) > limits.MAX_DISPLAY_NAME_CHARS:
         found.append(violation("display_name", "display-name-format"))
         return default
-    if not value.strip(BLANK):  # only spaces, tabs and line breaks: blank, like an empty label
+    if is_blank(value):  # shows nothing (spaces of any script, zero-width ones, line breaks): like an empty label
         return default
     if (problem := text_problem(value)) is not None:
         found.append(violation("display_name", problem))

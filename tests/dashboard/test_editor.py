@@ -210,6 +210,19 @@ def test_a_blank_display_name_becomes_the_tool_name(service, admin):
     assert service.api("GET", "/v1/tools/relabelled").json()["display_name"] == "relabelled"
 
 
+@pytest.mark.parametrize("blank", ["\u00a0", "\u2003", "\u3000", "\u2028", "\u200b", "\ufeff"])
+def test_a_display_name_of_unicode_blanks_becomes_the_tool_name(service, admin, blank):
+    name = f"blank_{ord(blank):x}"
+    register(admin, name, display_name=blank)
+    assert service.api("GET", f"/v1/tools/{name}").json()["display_name"] == name
+    admin.post(f"/tools/{name}/label", {"display_name": "Old label"})
+    admin.post(f"/tools/{name}/draft", {**as_form(VALID), "display_name": blank})
+    assert service.api("GET", f"/v1/tools/{name}").json()["display_name"] == name
+    admin.post(f"/tools/{name}/label", {"display_name": "Old label"})
+    admin.post(f"/tools/{name}/label", {"display_name": blank})
+    assert service.api("GET", f"/v1/tools/{name}").json()["display_name"] == name
+
+
 def test_a_published_tool_can_be_relabelled_and_stays_read_only(service, admin):
     register(admin, "frozen")
     page = admin.post("/tools/frozen/publish")

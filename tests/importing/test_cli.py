@@ -70,9 +70,9 @@ def test_a_document_that_cannot_be_read_or_an_unknown_org_is_refused_in_one_line
     garbage = tmp_path / "garbage.yaml"
     garbage.write_text("swagger: '2.0'\npaths: {}\n")
     refused = toolgate("tools", "import", str(garbage), "--org", "pets", database=pets_database, check=False)
-    assert refused.returncode == 1 and "Swagger 2.0 is not supported" in refused.stderr
+    assert refused.returncode == 2 and "Swagger 2.0 is not supported" in refused.stderr
     unknown = toolgate("tools", "import", str(garbage), "--org", "nobody", database=pets_database, check=False)
-    assert unknown.returncode == 1 and "No organization 'nobody'" in unknown.stderr
+    assert unknown.returncode == 2 and "No organization 'nobody'" in unknown.stderr
     assert drafts(pets_database) == []
 
 

@@ -51,6 +51,16 @@ def test_a_refused_registration_writes_nothing(service, mcp):
     assert service.api("GET", "/v1/tools/broken").status_code == 404
 
 
+@pytest.mark.parametrize("blank", ["\u00a0", "\u2003", "\u3000", "\u2028", "\u200b", "\ufeff"])
+def test_a_display_name_of_unicode_blanks_is_the_tool_name(service, mcp, blank):
+    session = mcp.initialize()
+    result = mcp.call_tool(session, "register_tool", definition("blank_label", display_name=blank))
+    assert result["isError"] is False, result
+    assert service.api("GET", "/v1/tools/blank_label").json()["display_name"] == "blank_label"
+    refused = mcp.call_tool(session, "validate_definition", definition("blank_text", description=blank))
+    assert [e["rule"] for e in refused["structuredContent"]["errors"]] == ["description-required"]
+
+
 def test_validation_saves_nothing(service, mcp):
     result = mcp.call_tool(mcp.initialize(), "validate_definition", definition("only_checked"))
     assert result["isError"] is False and result["structuredContent"]["valid"] is True

@@ -97,7 +97,7 @@ def test_one_organization_can_be_verified_alone(trail, capsys, config):
     status, out, _ = verify(trail, capsys, "--org", "globex")
     assert status == 0 and "audit trail intact: 3 records" in out
     assert verify(trail, capsys, "--org", "acme")[0] == 1
-    assert verify(trail, capsys, "--org", "nobody")[0] == 1
+    assert verify(trail, capsys, "--org", "nobody")[0] == 2  # an argument it cannot run with (issue 30)
 
 
 def test_a_record_forged_onto_the_end_is_named(trail, capsys):

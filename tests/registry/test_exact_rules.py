@@ -26,7 +26,12 @@ def test_a_taken_name_is_reported_with_every_other_violation_and_stays_409(api):
     assert (free.status_code, triples(free)) == (422, [rule("method", "method-unsupported")])
 
 
-@pytest.mark.parametrize("blank", [" ", "\t", "  \n "])
+#: Text that shows nothing though str.strip() keeps some of it (issue 30): NBSP, em space, ideographic space, line
+#: separator, zero-width space, BOM, and a mix.
+UNICODE_BLANKS = ["\u00a0", "\u2003", "\u3000", "\u2028", "\u200b", "\ufeff", " \u200b\u00a0\ufeff\u3000 "]
+
+
+@pytest.mark.parametrize("blank", [" ", "\t", "  \n ", *UNICODE_BLANKS])
 def test_a_display_name_of_only_whitespace_is_blank(api, blank):
     registered = api("POST", "/v1/tools", {**ORDERS, "display_name": blank})
     assert registered.status_code == 201 and registered.json["display_name"] == "get_orders"
@@ -36,6 +41,19 @@ def test_a_display_name_of_only_whitespace_is_blank(api, blank):
     assert api("GET", "/v1/tools/get_orders").json["display_name"] == "Orders"
     relabelled = api("PATCH", "/v1/tools/get_orders", {"display_name": blank})
     assert relabelled.status_code == 200 and relabelled.json["display_name"] == "get_orders"
+
+
+@pytest.mark.parametrize("blank", UNICODE_BLANKS)
+def test_a_description_of_unicode_blanks_is_refused_as_the_display_name_is_defaulted(api, blank):
+    """One notion of blank: what makes a display name default to the tool name makes a description missing."""
+    response = api("POST", "/v1/tools", {**ORDERS, "description": blank, "display_name": blank})
+    assert (response.status_code, triples(response)) == (422, [rule("description", "description-required")])
+
+
+def test_visible_text_among_unicode_blanks_is_kept_as_given(api):
+    label = "\u200bOrders\u00a0"
+    registered = api("POST", "/v1/tools", {**ORDERS, "description": "\u3000The orders.", "display_name": label})
+    assert registered.status_code == 201 and registered.json["display_name"] == label
 
 
 @pytest.mark.parametrize("project", [["shop"], [None, None], 7, {"name": "shop"}, True])

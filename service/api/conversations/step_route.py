@@ -71,7 +71,7 @@ def install_step_route(app: Flask) -> None:
                 if isinstance(failure, ANSWERED):
                     error = error_for(app, failure)
                 else:  # what no handler takes: logged as Flask logs it, and its 500 in the one shape
-                    app.logger.error("Exception on %s [POST]", path, exc_info=failure)
+                    logs.log_failure(f"Exception on {path} [POST]", failure)
                     error = from_http_exception(InternalServerError())
                 status, body, headers = error.status, error_body(error), retry_headers(error)
             finally:
