@@ -100,9 +100,9 @@ MAX_IMPORT_DOCUMENT_BYTES = 4_194_304
 #: The most values (each scalar, list and mapping; a YAML alias counted again at every use) a document may expand
 #: to, and the deepest it may nest: a billion-laughs document is refused before anything walks it. Mapping its
 #: operations spends from the same count: each `$ref` followed, each `allOf`/`oneOf`/`anyOf` part and each entry it
-#: merges (service/importing/budget.py). A reference is expanded once per document and reused, so a real document
-#: adds a few per field it maps (500 operations: about 6,000); a few kilobytes whose references each merge several
-#: others stand for billions, and are refused at this count (bench/import_bomb.py).
+#: merges (service/importing/bounds.py). A reference is expanded once per document and reused, so a real document
+#: adds a few per field it maps (500 operations: 2,752 over their own 26,357 values); a few kilobytes whose
+#: references each merge several others stand for billions, and are refused at this count (bench/import_bomb.py).
 MAX_IMPORT_DOCUMENT_VALUES = 1_000_000
 MAX_IMPORT_DOCUMENT_DEPTH = 100
 #: The most operations one import maps; a document with more is refused whole rather than cut short.
