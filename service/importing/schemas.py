@@ -174,8 +174,9 @@ def _merge(into: dict[str, Any], part: dict[str, Any], resolver: Resolver) -> No
     resolver.budget.spend(len(part))
     for key, value in part.items():
         if key == "properties" and isinstance(value, dict):
-            merged = into.get("properties") or {}
-            resolver.budget.spend(len(value) + (len(merged) if isinstance(merged, dict) else 0))
+            merged = into.get("properties")
+            merged = merged if isinstance(merged, dict) else {}  # `properties: [1]` says nothing, as `required: x`
+            resolver.budget.spend(len(value) + len(merged))
             into["properties"] = {**value, **merged}
         elif key == "required":
             resolver.budget.spend(len(_list(into.get("required"))) + len(_list(value)))
