@@ -129,6 +129,17 @@ def body_incomplete() -> ServiceError:
     return ServiceError(400, "body-incomplete", "The request body ended before the length it declared.")
 
 
+#: The status nginx logs for a request whose client closed the connection before the answer: no client reads it.
+CLIENT_GONE_STATUS = 499
+
+
+def client_gone() -> ServiceError:
+    """499 when the client closed its connection before the answer (an import it gave up on): the work stopped and
+    nothing was written. Nobody reads the answer; the log line and the metrics say what happened."""
+    return ServiceError(CLIENT_GONE_STATUS, "client-gone", "The client closed the connection before the answer; the "
+                                                           "work stopped and nothing was written.")
+
+
 def approval_decided(status: str) -> ServiceError:
     """409 for a second decision of an approval: each is decided once, and nothing more is sent."""
     return ServiceError(409, "approval-decided", f"This call was already {status}; an approval is decided once, and "

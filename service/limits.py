@@ -116,13 +116,21 @@ MAX_REQUEST_BYTES = 1_048_576
 #: own time, so this also bounds how long one import holds it (bench/importing.py measures it).
 MAX_IMPORT_DOCUMENT_BYTES = 4_194_304
 #: The most values (each scalar, list and mapping; a YAML alias counted again at every use) a document may expand
-#: to, and the deepest it may nest: a billion-laughs document is refused before anything walks it.
+#: to, and the deepest it may nest: a billion-laughs document is refused before anything walks it. Mapping its
+#: operations spends from the same count: each `$ref` followed, each `allOf`/`oneOf`/`anyOf` part and each entry it
+#: merges (service/importing/bounds.py). A reference is expanded once per document and reused, so a real document
+#: adds a few per field it maps (500 operations: 2,752 over their own 26,357 values); a few kilobytes whose
+#: references each merge several others stand for billions, and are refused at this count (bench/import_bomb.py).
 MAX_IMPORT_DOCUMENT_VALUES = 1_000_000
 MAX_IMPORT_DOCUMENT_DEPTH = 100
 #: The most operations one import maps; a document with more is refused whole rather than cut short.
 MAX_IMPORT_OPERATIONS = 1_000
 #: The most `$ref` hops followed to reach one value; a longer chain is refused as if it looped.
 MAX_IMPORT_REF_HOPS = 32
+#: How long reading and mapping one document may take, past which it is refused as too complex. The largest YAML
+#: document an import takes reads in about 4 s (bench/importing.py), so this is not the bound a hostile document
+#: meets first: the count of values is. It holds whatever that count does not see.
+IMPORT_DEADLINE_SECONDS = 10.0
 # Bounds on whole numbers and text that reach the database, so a request past them is refused, never an overflow.
 #: The largest value of an INTEGER column on PostgreSQL (SQLite's hold more): version numbers and audit sequence
 #: numbers. A number past it names nothing stored: in a path 404, in a field 422, never an overflow 500.

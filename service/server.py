@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import logging
 import resource
+import select
+import socket
 from http import HTTPStatus
 from typing import Iterator
 
@@ -89,6 +91,24 @@ def read_head(rfile) -> RequestHead:
     return head
 
 
+#: Where a request's environ holds its client's socket, for `client_gone`.
+CLIENT_SOCKET = "toolgate.client_socket"
+
+
+def client_gone(environ: dict) -> bool:
+    """Whether the client of this request has closed its connection (or it broke): the end of its stream is waiting
+    to be read. Bytes waiting (a next request, pipelined) are not an end; a request served without a socket (a test
+    client) never is. It does not wait: the socket is read only when it is readable now."""
+    sock = environ.get(CLIENT_SOCKET)
+    if sock is None:
+        return False
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+        return bool(readable) and sock.recv(1, socket.MSG_PEEK) == b""
+    except (OSError, ValueError):  # reset, or already closed
+        return True
+
+
 class ServiceHandler(NoDelayHandler):
     """The serve loop's handler (TCP_NODELAY, idle connections closed at a stop), with the head read by
     `read_head`, the status line, headers and first body chunk sent in one write, and no access log line of its own
@@ -98,6 +118,11 @@ class ServiceHandler(NoDelayHandler):
 
     def MessageClass(self, rfile, *_args) -> RequestHead:  # noqa: N802 (gevent's name)
         return read_head(rfile)
+
+    def get_environ(self) -> dict:
+        environ = super().get_environ()
+        environ[CLIENT_SOCKET] = self.socket
+        return environ
 
     def _headers(self) -> Iterator[tuple[str, str]]:
         # gevent's, over parsed fields instead of re-splitting text lines: a name with "_" is dropped, as there.

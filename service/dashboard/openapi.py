@@ -14,7 +14,7 @@ from flask import current_app, request
 from service import importing, registry
 from service.dashboard.web import WRITE_DRAFTS, blp, page, principal, requires
 from service.errors import ServiceError
-from service.http import DISPATCHER_KEY
+from service.http import DISPATCHER_KEY, client_left
 from service.limits import MAX_STORED_INTEGER
 
 PREVIEW, IMPORT = "preview", "import"
@@ -84,7 +84,8 @@ def import_openapi_submit():
     who = principal()
     try:
         result = importing.run_import(who.organization, _request(state, apply=apply), who.actor,
-                                      guard=dispatcher.guard, deadline=dispatcher.config.call_deadline_seconds)
+                                      guard=dispatcher.guard, deadline=dispatcher.config.call_deadline_seconds,
+                                      gone=client_left)
     except ServiceError as error:
         return _render(state, status=error.status, violations=error.violations, message=error.message)
     created = [op for op in result["operations"] if op["status"] == importing.CREATED]

@@ -3,11 +3,11 @@ hooks and the one set of error handlers. `create_app` installs it; edges import 
 from __future__ import annotations
 
 from service.http.arrival import admitting, install_arrival
-from service.http.context import CONFIG_KEY, DISPATCHER_KEY, WITHOUT_DATABASE, app_config
+from service.http.context import CONFIG_KEY, DISPATCHER_KEY, WITHOUT_DATABASE, app_config, client_left
 from service.http.credentials import bearer_token, current_principal
 from service.http.errors import ERROR_PAGE, error_response, install_error_handlers
 from service.http.hooks import install_admission, install_observability
 
 __all__ = ["CONFIG_KEY", "DISPATCHER_KEY", "ERROR_PAGE", "WITHOUT_DATABASE", "admitting", "app_config",
-           "bearer_token", "current_principal", "error_response", "install_admission", "install_arrival",
-           "install_error_handlers", "install_observability"]
+           "bearer_token", "client_left", "current_principal", "error_response", "install_admission",
+           "install_arrival", "install_error_handlers", "install_observability"]

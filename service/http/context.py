@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from service.config import Config
+from service.server import client_gone
 
 if TYPE_CHECKING:
     from flask import Flask
@@ -31,3 +32,11 @@ WITHOUT_WORK_GATE = WITHOUT_DATABASE
 def app_config(app: "Flask") -> Config:
     """The Config an app was built with."""
     return app.extensions[CONFIG_KEY]
+
+
+def client_left() -> bool:
+    """Whether the client of the request being handled has closed its connection: work done only for its answer
+    (an import's reading) can stop."""
+    from flask import request
+
+    return client_gone(request.environ)

@@ -14,8 +14,7 @@ from typing import Any
 import yaml
 
 from service import limits
-from service.errors import ServiceError
-from service.registry.rules import violation
+from service.importing.bounds import DETAIL_CHARS, Budget, refused
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 #: An anchor is `&` and a name of letters, digits, `-` and `_` (PyYAML's scanners, C and Python, take no other).
@@ -23,21 +22,18 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 #: expansion is what it says: it is checked as plainly as JSON. Any other text gets the node check.
 _MAYBE_ANCHOR = re.compile(r"&[0-9A-Za-z_-]")
 _VERSION = re.compile(r"3\.([01])(\.\d+)?([-+].*)?")
-_DETAIL_CHARS = 300
+#: Values counted between two checks of the import's deadline (and whether its request is still there).
+_CHECK_EVERY = 4096
 
 
-def refused(rule: str, field: str = "document", detail: str = "") -> ServiceError:
-    """422 naming the request field that cannot be used, with the rule's sentence (and what was found, if told)."""
-    v = violation(field, rule)
-    message = f"{v.message} {detail}".strip() if detail else v.message
-    return ServiceError(422, rule, message[: len(v.message) + 1 + _DETAIL_CHARS], [v])
-
-
-def read_document(source: str | bytes) -> dict[str, Any]:
+def read_document(source: str | bytes, budget: Budget | None = None) -> dict[str, Any]:
     """The document as plain data, or 422 on `document`: too large, unreadable, too complex, or not OpenAPI 3.0/3.1.
 
-    The size is checked before a byte is parsed.
+    The size is checked before a byte is parsed. The values it expands to are spent from `budget`, which mapping
+    its operations goes on spending from (one count for both), and whose deadline and abandonment are checked as
+    the values are counted.
     """
+    budget = budget or Budget()
     text = _text(source)
     stripped = text.lstrip("\ufeff \t\r\n")
     data: Any = None
@@ -49,9 +45,9 @@ def read_document(source: str | bytes) -> dict[str, Any]:
         except ValueError:
             data = None  # flow-style YAML is not always JSON: let YAML read it
         else:
-            _check_plain(data)
+            budget.spend(_check_plain(data, budget))
     if data is None:
-        data = _load_yaml(text)
+        data = _load_yaml(text, budget)
     return _check_openapi(data)
 
 
@@ -76,7 +72,7 @@ def _text(source: str | bytes) -> str:
     return source
 
 
-def _load_yaml(text: str) -> Any:
+def _load_yaml(text: str, budget: Budget) -> Any:
     loader = _Loader(text)
     try:
         try:
@@ -84,10 +80,11 @@ def _load_yaml(text: str) -> Any:
             if node is None:
                 return None
             if _MAYBE_ANCHOR.search(text) is None:
+                budget.check()
                 data = loader.construct_document(node)
-                _check_plain(data)
+                budget.spend(_check_plain(data, budget))
                 return data
-            _check_nodes(node)
+            budget.spend(_check_nodes(node, budget))
             return loader.construct_document(node)
         except yaml.MarkedYAMLError as exc:
             if "nesting depth" in str(exc.problem):  # libyaml's own bound, far above ours
@@ -96,15 +93,16 @@ def _load_yaml(text: str) -> Any:
             where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
             raise refused("document-unreadable", detail=f"{exc.problem}{where}.") from None
         except (yaml.YAMLError, ValueError, TypeError) as exc:
-            raise refused("document-unreadable", detail=str(exc)[:_DETAIL_CHARS]) from None
+            raise refused("document-unreadable", detail=str(exc)[:DETAIL_CHARS]) from None
         except RecursionError:  # PyYAML's pure-Python parser, without libyaml, recurses per level
             raise refused("document-too-complex") from None
     finally:
         loader.dispose()
 
 
-def _check_nodes(root: yaml.Node) -> None:
-    """Refuse a node graph whose expansion has more values or levels than the bounds, or never ends.
+def _check_nodes(root: yaml.Node, budget: Budget) -> int:
+    """The values a node graph expands to; refused when they are more values or levels than the bounds, or never
+    end.
 
     An alias is the same node object as its anchor, so each node's expanded size and height are worked out once,
     from its children's: linear in the composed graph, however large its expansion. The stack holds the path being
@@ -116,6 +114,8 @@ def _check_nodes(root: yaml.Node) -> None:
     stack = [root]
     mapping, scalar = yaml.MappingNode, yaml.ScalarNode
     while stack:
+        if len(size) % _CHECK_EVERY == 0:
+            budget.check()
         node = stack[-1]
         key = id(node)
         if key in size:
@@ -140,15 +140,18 @@ def _check_nodes(root: yaml.Node) -> None:
         height[key] = 1 + max((height[id(c)] for c in children), default=0)
         if size[key] > limits.MAX_IMPORT_DOCUMENT_VALUES or height[key] > limits.MAX_IMPORT_DOCUMENT_DEPTH:
             raise refused("document-too-complex")
+    return size[id(root)]
 
 
-def _check_plain(data: Any) -> None:
-    """The same bounds for JSON, which has no aliases: count values and levels as they are."""
+def _check_plain(data: Any, budget: Budget) -> int:
+    """The same bounds for JSON, which has no aliases: count values and levels as they are; how many there are."""
     count = 0
     stack = [(data, 1)]
     while stack:
         value, depth = stack.pop()
         count += 1
+        if count % _CHECK_EVERY == 0:
+            budget.check()
         if count > limits.MAX_IMPORT_DOCUMENT_VALUES or depth > limits.MAX_IMPORT_DOCUMENT_DEPTH:
             raise refused("document-too-complex")
         if isinstance(value, dict):
@@ -156,6 +159,7 @@ def _check_plain(data: Any) -> None:
             count += len(value)  # the keys
         elif isinstance(value, list):
             stack.extend((v, depth + 1) for v in value)
+    return count
 
 
 def _check_openapi(data: Any) -> dict[str, Any]:

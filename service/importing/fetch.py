@@ -18,7 +18,7 @@ from service.dispatch.failures import REFUSED, RESPONSE_TOO_BIG, RETURNED_NOTHIN
 from service.dispatch.reading import charset_of, decoded_chunks, raw_chunks, read_text
 from service.dispatch.transport import client_for, within_deadline
 from service.errors import ServiceError
-from service.importing.document import refused
+from service.importing.bounds import refused
 
 _ACCEPT = "application/json, application/yaml, application/x-yaml, text/yaml, text/plain;q=0.5, */*;q=0.1"
 

@@ -7,7 +7,7 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from service.errors import Violation, invalid
-from service.importing.document import refused
+from service.importing.bounds import refused
 from service.registry.rules import violation
 
 FIELDS = ("document", "url", "server", "subject_parameter", "project", "operations", "apply", "update_existing")

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import gevent
 
 from service import limits
 from service.database import released, retry_transient, write_transaction
 from service.dispatch import AddressGuard
-from service.errors import Violation, concurrent_change, invalid
-from service.importing.document import read_document, refused
+from service.errors import Violation, client_gone, concurrent_change, invalid
+from service.importing.bounds import Budget, refused
+from service.importing.document import read_document
 from service.importing.fetch import fetch_document
 from service.importing.kept import keep_existing
 from service.importing.operations import METHODS, Context, Mapped, Operation, map_operation
@@ -36,6 +37,8 @@ from service.registry.tools import (
 READY, CREATED, REFUSED, SKIPPED = "ready", "created", "refused", "skipped"
 #: What applying does for a ready operation: register a new tool, or start a new draft of an existing one.
 REGISTER, NEW_DRAFT = "register", "new-draft"
+#: How often a request waiting for its document to be read looks whether its client is still there.
+WATCH_SECONDS = 0.1
 
 
 @dataclass
@@ -66,20 +69,21 @@ class Planned:
 
 
 def run_import(organization: Organization, data: Any, actor: str, *, guard: AddressGuard,
-               deadline: float = limits.CALL_DEADLINE_SECONDS) -> dict[str, Any]:
+               deadline: float = limits.CALL_DEADLINE_SECONDS,
+               gone: Callable[[], bool] | None = None) -> dict[str, Any]:
     """Preview, or with `apply`, import the operations of an OpenAPI document as drafts (CONTRACT "Import").
 
     The request's database connection is handed back while the document is fetched (under the call deadline) and
-    read, and taken again to check names and write.
+    read, and taken again to check names and write. `gone` tells whether the request's client has left: reading
+    stops then (499 `client-gone`, which nobody reads but the log), as it does past its own bounds (422
+    `document-too-complex`).
     """
     options = ImportOptions.parse(data)
     with released():
         text = options.document
         if options.url is not None:
             text = fetch_document(options.url, guard=guard, deadline=deadline)
-        # Reading and mapping are plain CPU work that can take seconds on a large YAML document: on a thread of
-        # its own, the gevent hub (every other request and call of this worker) keeps running alongside it.
-        document, context, planned = _on_a_thread(_read_and_map, text, options)
+        document, context, planned = _off_the_hub(Budget(), gone, text, options)
     project = _project(organization, options.project)
     _check_names(organization, planned, options.update_existing, project)
     if options.apply:
@@ -95,43 +99,62 @@ def run_import(organization: Organization, data: Any, actor: str, *, guard: Addr
     return {"document": _summary(document, context), "operations": [p.view() for p in planned]}
 
 
-@dataclass(frozen=True)
-class _Raised:
-    """What a task on the thread pool raised, handed back as its result."""
+def _off_the_hub(budget: Budget, gone: Callable[[], bool] | None, text: str,
+                 options: ImportOptions) -> tuple[dict[str, Any], Context, list[Planned]]:
+    """`_read_and_map` on a thread of the worker's pool, this request waiting for it.
 
-    error: Exception
-
-
-def _on_a_thread(function: Any, *args: Any) -> Any:
-    """`function(*args)` on the hub's thread pool; what it raises is raised here, in the calling greenlet.
-
-    gevent's pool prints the traceback of a task that raises to stderr, outside the JSON logs, before handing the
-    exception over: every refused document (a 422) wrote one. So the task hands it back as a value instead, and it is
-    raised where the request's handlers answer it (a refusal as such, anything else as a logged 500)."""
-    outcome = gevent.get_hub().threadpool.apply(_caught, (function, args))
-    if isinstance(outcome, _Raised):
-        raise outcome.error
-    return outcome
-
-
-def _caught(function: Any, args: tuple[Any, ...]) -> Any:
+    Reading and mapping are plain CPU work that can take seconds on a large YAML document: on a thread of its own,
+    the gevent hub (every other request and call of this worker) keeps running alongside it. A thread cannot be
+    stopped from outside, so the work looks at its budget at every step: when this request stops waiting (its
+    client has gone, the deadline has passed while the thread is inside the parser, or the request itself is ended
+    by a timeout or a stop), the budget is abandoned and the work ends at its next step instead of running on for
+    nobody. Its outcome, an answer or a refusal, comes back as a value: an exception raised on a pool thread would
+    also be printed there as a traceback.
+    """
+    done = gevent.get_hub().threadpool.spawn(_outcome, _read_and_map, text, options, budget)
     try:
-        return function(*args)
-    except Exception as error:  # noqa: BLE001 - handed back to the caller, who raises it (`_on_a_thread`)
-        return _Raised(error)
+        while not done.ready():
+            done.wait(WATCH_SECONDS)
+            if done.ready():
+                break
+            if gone is not None and gone():
+                raise client_gone()
+            if budget.past_deadline():
+                raise refused("document-too-complex")
+    finally:
+        if not done.ready():
+            budget.abandon()
+    succeeded, value = done.get()
+    if not succeeded:
+        raise value
+    return value
 
 
-def _read_and_map(text: str, options: ImportOptions) -> tuple[dict[str, Any], Context, list[Planned]]:
-    """The document, what its operations share, and each operation mapped and chosen. No database, no network."""
-    document = read_document(text)
+def _outcome(work: Callable[..., Any], *args: Any) -> tuple[bool, Any]:
+    """(True, what `work` returned) or (False, the exception it raised)."""
+    try:
+        return True, work(*args)
+    except Exception as error:  # noqa: BLE001 (handed to the waiting request, which raises it there)
+        return False, error
+
+
+def _read_and_map(text: str, options: ImportOptions,
+                  budget: Budget | None = None) -> tuple[dict[str, Any], Context, list[Planned]]:
+    """The document, what its operations share, and each operation mapped and chosen, within `budget`. No
+    database, no network."""
+    budget = budget or Budget()
+    document = read_document(text, budget)
     base = options.url  # a relative server URL is relative to where the document was fetched from
-    resolver = Resolver(document)
+    resolver = Resolver(document, budget)
     context = Context(resolver=resolver, chosen_url=chosen_server(document, options.server, base),
                       default_url=first_server(document.get("servers") or [{"url": "/"}], base),
                       server_of=lambda servers: first_server(servers, base),
                       subject_parameter=options.subject_parameter, security=document.get("security"),
                       project=options.project)
-    planned = [_plan(op, context) for op in _operations(document, resolver)]
+    planned = []
+    for operation in _operations(document, resolver):
+        budget.check()
+        planned.append(_plan(operation, context))
     _choose(planned, options.operations)
     if options.subject_parameter and not any(
             p.mapped.registration and p.mapped.registration["scope"] == "per_user" for p in planned):

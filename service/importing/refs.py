@@ -10,10 +10,11 @@ from typing import Any
 from urllib.parse import unquote
 
 from service import limits
+from service.importing.bounds import Budget
 
 #: Sibling keywords a `$ref` may carry that describe the use rather than the value (OpenAPI 3.1 allows them, and 3.0
 #: documents write them anyway); they are kept over the target's.
-_KEPT_SIBLINGS = ("description", "summary")
+KEPT_SIBLINGS = ("description", "summary")
 
 
 class RefError(Exception):
@@ -26,10 +27,16 @@ class RefError(Exception):
 
 
 class Resolver:
-    """Follows `$ref`s within one document."""
+    """Follows `$ref`s within one document, each hop spent from the import's budget.
 
-    def __init__(self, document: dict[str, Any]) -> None:
+    `memo` holds what the mapping has worked out once per reference of this document (`schemas.flatten`), so a
+    schema used in many places is expanded once.
+    """
+
+    def __init__(self, document: dict[str, Any], budget: Budget | None = None) -> None:
         self.document = document
+        self.budget = budget or Budget()
+        self.memo: dict[Any, Any] = {}
 
     def resolve(self, node: Any) -> Any:
         """The value `node` stands for: itself, or the end of its `$ref` chain with the kept siblings laid over it.
@@ -40,7 +47,7 @@ class Resolver:
         kept: dict[str, Any] = {}
         while isinstance(node, dict) and "$ref" in node:
             ref = node["$ref"]
-            for key in _KEPT_SIBLINGS:
+            for key in KEPT_SIBLINGS:
                 if key in node and key not in kept:
                     kept[key] = node[key]
             if not isinstance(ref, str):
@@ -50,6 +57,7 @@ class Resolver:
             if ref in seen or len(seen) >= limits.MAX_IMPORT_REF_HOPS:
                 raise RefError("ref-loop", ref)
             seen.append(ref)
+            self.budget.spend()
             node = self.pointer(ref)
         if kept and isinstance(node, dict):
             node = {**node, **kept}

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from service.definition import SCALAR_TYPES
+from service.importing.refs import KEPT_SIBLINGS as _KEPT_SIBLINGS
 from service.importing.refs import RefError, Resolver
 
 #: How many references deep `allOf`, `oneOf` and `anyOf` parts may nest before the schema is taken to loop.
@@ -44,26 +45,71 @@ def flatten(schema: Any, resolver: Resolver, within: tuple[str, ...] = ()) -> di
 
     A 3.0 `nullable` or a 3.1 `type: [x, "null"]` is the type x: the model leaves an optional value out instead.
     `within` is the chain of references being merged, so a schema that is one of its own parts is a loop.
+    Every step is spent from the resolver's budget, and each reference is expanded once per document (`_Known`):
+    the answer is the same as expanding it at every use, without the cost that grows with each level.
+    The result may be shared with other uses: read it, never change it.
     """
-    if isinstance(schema, dict) and isinstance(schema.get("$ref"), str):
-        if schema["$ref"] in within:
-            raise RefError("ref-loop", schema["$ref"])
-        within = (*within, schema["$ref"])
-    if len(within) > _MAX_ALL_OF_DEPTH:
-        raise RefError("ref-loop", within[-1])
+    return _flatten(schema, resolver, within)[0]
+
+
+@dataclass(frozen=True)
+class _Known:
+    """A reference already expanded: its schema flattened, and how many references deep its expansion went
+    (itself included), so a use nearer the depth bound can tell whether expanding it again would have passed it."""
+
+    flat: dict[str, Any]
+    height: int
+    is_object: bool  # the reference ends at a schema object (not a boolean schema), so kept siblings apply
+
+
+def _flatten(schema: Any, resolver: Resolver, within: tuple[str, ...]) -> tuple[dict[str, Any], int]:
+    """flatten, and how many references deep below `within` its expansion went."""
+    resolver.budget.spend()
+    ref = schema.get("$ref") if isinstance(schema, dict) else None
+    if not isinstance(ref, str):
+        flat, height, _ = _expand(schema, resolver, within)
+        return flat, height
+    if ref in within:
+        raise RefError("ref-loop", ref)
+    key = ("flatten", ref)
+    known = resolver.memo.get(key)
+    # Expanding it here would pass the depth bound: do so, so it fails as it always has, naming the same reference.
+    if known is None or len(within) + known.height > _MAX_ALL_OF_DEPTH:
+        within = (*within, ref)
+        if len(within) > _MAX_ALL_OF_DEPTH:
+            raise RefError("ref-loop", ref)
+        flat, height, is_object = _expand({"$ref": ref}, resolver, within)
+        known = resolver.memo[key] = _Known(flat, height + 1, is_object)
+    kept = {k: schema[k] for k in _KEPT_SIBLINGS if k in schema}
+    if kept and known.is_object:
+        resolver.budget.spend(len(known.flat))
+        return {**known.flat, **kept}, known.height
+    return known.flat, known.height
+
+
+def _expand(schema: Any, resolver: Resolver, within: tuple[str, ...]) -> tuple[dict[str, Any], int, bool]:
+    """The schema's own keywords with its parts merged in; how deep its parts' references went; whether it is an
+    object at all."""
     schema = resolver.resolve(schema)
     if not isinstance(schema, dict):
-        return {}  # a boolean schema (3.1) says nothing about the value's type
+        return {}, 0, False  # a boolean schema (3.1) says nothing about the value's type
     result = {k: v for k, v in schema.items() if k not in ("allOf", "oneOf", "anyOf")}
+    height = 0
     for part in _list(schema.get("allOf")):
-        _merge(result, flatten(part, resolver, within))
+        flat, below = _flatten(part, resolver, within)
+        _merge(result, flat, resolver)
+        height = max(height, below)
     for key in ("oneOf", "anyOf"):
         if key in schema:
-            options = [flatten(o, resolver, within) for o in _list(schema[key])]
+            options = []
+            for option in _list(schema[key]):
+                flat, below = _flatten(option, resolver, within)
+                options.append(flat)
+                height = max(height, below)
             values = [o for o in options if not _is_null(o)]
             if len(values) != 1:
                 raise NotCarried("schema-not-carried")
-            _merge(result, values[0])
+            _merge(result, values[0], resolver)
     if "not" in result:
         raise NotCarried("schema-not-carried")
     kind = result.get("type")
@@ -72,7 +118,7 @@ def flatten(schema: Any, resolver: Resolver, within: tuple[str, ...] = ()) -> di
         if len(kinds) > 1:
             raise NotCarried("schema-not-carried")
         result["type"] = kinds[0] if kinds else "null"
-    return result
+    return result, height, True
 
 
 def shape_of(schema: Any, resolver: Resolver) -> Shape:
@@ -124,11 +170,16 @@ def _kind(flat: dict[str, Any]) -> str | None:
     return _TYPES[kind]
 
 
-def _merge(into: dict[str, Any], part: dict[str, Any]) -> None:
+def _merge(into: dict[str, Any], part: dict[str, Any], resolver: Resolver) -> None:
+    resolver.budget.spend(len(part))
     for key, value in part.items():
         if key == "properties" and isinstance(value, dict):
-            into["properties"] = {**value, **(into.get("properties") or {})}
+            merged = into.get("properties")
+            merged = merged if isinstance(merged, dict) else {}  # `properties: [1]` says nothing, as `required: x`
+            resolver.budget.spend(len(value) + len(merged))
+            into["properties"] = {**value, **merged}
         elif key == "required":
+            resolver.budget.spend(len(_list(into.get("required"))) + len(_list(value)))
             into["required"] = [*_list(into.get("required")), *_list(value)]
         else:
             into.setdefault(key, value)

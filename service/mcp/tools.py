@@ -17,7 +17,7 @@ from peewee import IntegrityError
 from service import importing, registry
 from service.database import write_transaction
 from service.errors import PIN, ServiceError, Violation, concurrent_change, invalid
-from service.http import DISPATCHER_KEY
+from service.http import DISPATCHER_KEY, client_left
 from service.mcp import schemas
 from service.mcp.protocol import INVALID_PARAMS, ProtocolError
 from service.registry import REGISTRATION_FIELDS, refusal
@@ -110,7 +110,7 @@ def _import_openapi(principal: registry.Principal, arguments: dict[str, Any]) ->
 
     dispatcher = current_app.extensions[DISPATCHER_KEY]
     return importing.run_import(principal.organization, arguments, principal.actor, guard=dispatcher.guard,
-                                deadline=dispatcher.config.call_deadline_seconds)
+                                deadline=dispatcher.config.call_deadline_seconds, gone=client_left)
 
 
 def _list_projects(principal: registry.Principal, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -101,9 +101,10 @@ RULES: dict[str, str] = {
     "document-too-large": f"The document is larger than {limits.MAX_IMPORT_DOCUMENT_BYTES:,} bytes, the most an "
                           "import reads.",
     "document-unreadable": "The document is neither JSON nor YAML that can be read.",
-    "document-too-complex": f"The document expands to more than {limits.MAX_IMPORT_DOCUMENT_VALUES:,} values or "
-                            f"nests deeper than {limits.MAX_IMPORT_DOCUMENT_DEPTH} levels, past what an import "
-                            "reads.",
+    "document-too-complex": f"The document expands to more than {limits.MAX_IMPORT_DOCUMENT_VALUES:,} values (its "
+                            "aliases, $refs and allOf parts counted at each use), nests deeper than "
+                            f"{limits.MAX_IMPORT_DOCUMENT_DEPTH} levels or takes more than "
+                            f"{limits.IMPORT_DEADLINE_SECONDS:g} s to read, past what an import reads.",
     "document-not-openapi": "The document is not an OpenAPI description: it needs an openapi version and its paths "
                             "as a mapping.",
     "swagger-unsupported": "Swagger 2.0 is not supported: convert the document to OpenAPI 3.0 or 3.1 and import "

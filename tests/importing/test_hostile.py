@@ -88,3 +88,14 @@ def test_a_loopback_url_without_the_allow_list_is_refused(api):
     assert response.status_code == 422
     assert response.get_json()["code"] == "url-address-denied"
     assert written(api) == ([], [])
+
+
+def test_a_schema_whose_own_properties_are_not_a_mapping_takes_its_parts_fields(importer):
+    """`properties: [1]` beside an `allOf` part with fields was a TypeError, a 500: it says nothing, as `required: x`
+    does, and the part's fields are the body's."""
+    body = {"properties": [1], "required": "x", "allOf": [{"type": "object", "properties": {"name": {"type": "string"}}}]}
+    text = openapi({"/pets": {"post": {"operationId": "addPet", "summary": "Add", "responses": {"201": {
+        "description": "ok"}}, "requestBody": {"content": {"application/json": {"schema": body}}}}}})
+    operation = importer.preview(text)["POST /pets"]
+    assert operation["status"] == "ready"
+    assert [p["name"] for p in operation["definition"]["parameters"]] == ["name"]

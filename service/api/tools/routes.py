@@ -20,7 +20,7 @@ from service.api.tools.schemas import (
     ToolSchema,
     VersionSchema,
 )
-from service.http import DISPATCHER_KEY, current_principal
+from service.http import DISPATCHER_KEY, client_left, current_principal
 from service.roles import PUBLISH, READ, WRITE_DRAFTS
 
 blp = Blueprint("tools", __name__, url_prefix="/v1/tools", description="Tool definitions, drafts and versions.")
@@ -63,7 +63,7 @@ class ToolImportViews(MethodView):
         principal = current_principal()
         dispatcher = current_app.extensions[DISPATCHER_KEY]
         return importing.run_import(principal.organization, json_body(), principal.actor, guard=dispatcher.guard,
-                                    deadline=dispatcher.config.call_deadline_seconds)
+                                    deadline=dispatcher.config.call_deadline_seconds, gone=client_left)
 
 
 @blp.route("/<name>")
