@@ -170,6 +170,8 @@ def post():
         return _json(error.to_message(), error.status, headers)
     except UNAVAILABLE as failure:
         return database_unavailable(failure)
+    except ServiceError as refusal:  # the body's arrival (408, 400 body-incomplete), or the gate on its way back
+        return _refused_before_the_view(refusal)
     except Exception:  # a bug, not a refusal: log it, and still answer in JSON-RPC rather than in the REST shape
         current_app.logger.exception("MCP request failed")
         return _json(protocol.error_message(None, INTERNAL_ERROR, "Internal error."), 500)
@@ -193,7 +195,8 @@ for _failure in UNAVAILABLE:
 
 @blp.errorhandler(ServiceError)
 def _refused_before_the_view(refusal: ServiceError) -> Response:
-    # Raised by the app's admission (the work gate's `busy`) before post() could answer in JSON-RPC.
+    # Raised by the app's admission (the work gate's `busy`) before post() could answer in JSON-RPC, or while its
+    # body arrived.
     if refusal.status == 503 and refusal.retry_after is not None:
         return unavailable(refusal)
     return _json(protocol.error_message(None, INVALID_REQUEST, refusal.message, refusal.to_dict()), refusal.status)

@@ -3,6 +3,7 @@ Origin and credentials. Each refusal is checked for its HTTP status and its JSON
 from __future__ import annotations
 
 import json
+import socket
 
 import pytest
 import requests
@@ -203,6 +204,20 @@ def test_a_chunked_body_over_the_bound_is_413(mcp):
 
     response = requests.post(mcp.url, data=chunks(), headers=mcp.headers(session=mcp.initialize()), timeout=30)
     assert response.status_code == 413
+
+
+def test_a_body_shorter_than_declared_is_a_json_rpc_400_not_a_500(mcp):
+    host, port = mcp.url.removeprefix("http://").split("/")[0].split(":")
+    head = "".join(f"{k}: {v}\r\n" for k, v in mcp.headers(session=mcp.initialize()).items())
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(f"POST /mcp HTTP/1.1\r\nHost: test\r\n{head}Content-Length: 100\r\n\r\n{{\"a\"".encode())
+        sock.shutdown(socket.SHUT_WR)  # the client is done after 4 bytes of 100
+        answer = b""
+        while chunk := sock.recv(65_536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400")
+    assert json.loads(body)["error"]["data"]["code"] == "body-incomplete"
 
 
 def test_a_chunked_body_within_the_bound_is_read_whole(mcp):
