@@ -13,6 +13,7 @@ import gevent
 from gevent.event import Event
 
 import serving
+import serving.arrival
 from tests.helpers import wait_for
 
 BOUND = 5.0
@@ -121,7 +122,7 @@ def test_a_slow_body_that_never_stalls_is_read_whole():
 
 def test_a_body_left_unread_past_the_discard_bound_closes_the_connection_instead_of_waiting_for_it():
     with server() as running, connect(running) as sock:
-        sock.sendall(b"POST / HTTP/1.1\r\nHost: test\r\nContent-Length: %d\r\n\r\n" % (serving.DISCARD_BYTES + 1))
+        sock.sendall(b"POST / HTTP/1.1\r\nHost: test\r\nContent-Length: %d\r\n\r\n" % (serving.arrival.DISCARD_BYTES + 1))
         answer = read_all(sock)  # answered and closed, though not a byte of the body was sent
     assert answer.startswith(b"HTTP/1.1 200") and answer.endswith(b"ok")
 
