@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import socket
 import time
 
@@ -35,12 +36,12 @@ def _address(service) -> tuple[str, int]:
 
 
 @contextlib.contextmanager
-def trickling(service, path: str, headers: dict[str, str], declared: int = 100_000):
+def trickling(service, path: str, headers: dict[str, str], declared: int = 100_000, method: str = "POST"):
     """A connection that sent a request's head and four bytes of its declared body, and nothing more."""
     head = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
     sock = socket.create_connection(_address(service), timeout=BOUND)
     try:
-        sock.sendall(f"POST {path} HTTP/1.1\r\nHost: test\r\n{head}Content-Length: {declared}\r\n\r\nabcd".encode())
+        sock.sendall(f"{method} {path} HTTP/1.1\r\nHost: test\r\n{head}Content-Length: {declared}\r\n\r\nabcd".encode())
         yield sock
     finally:
         sock.close()
@@ -148,3 +149,19 @@ def test_readiness_fails_while_every_place_stays_taken_and_recovers_when_one_is_
             gate.give_back()
     ready = requests.get(service.url + "/readyz", timeout=BOUND)
     assert (ready.status_code, ready.json()["work"]) == (200, "admitting")
+
+
+def test_every_route_that_takes_a_body_refuses_a_stranger_before_reading_it(service):
+    """Each POST, PUT and PATCH route of the app, without credentials (nor a dashboard session), answers while the
+    body is still four bytes of a declared 100,000: never by waiting for it (a 408 after the body's deadline)."""
+    app = app_for(service.config)
+    paths = sorted({(method, re.sub(r"<[^>]+>", "x", rule.rule)) for rule in app.url_map.iter_rules()
+                    for method in rule.methods & {"POST", "PUT", "PATCH"}})
+    assert len(paths) > 20
+    slow = []
+    for method, path in paths:
+        with trickling(service, path, {"Content-Type": "application/json"}, method=method) as sock:
+            (status, _, _), seconds = timed(lambda: answer(sock))
+        if status == 408 or seconds >= PROMPT:
+            slow.append((method, path, status, round(seconds, 2)))
+    assert slow == []
