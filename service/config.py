@@ -1,6 +1,7 @@
 """Every setting, read once from the environment (or given by the CLI or a test), typed."""
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field, replace
 from typing import Mapping
@@ -11,7 +12,9 @@ from service.limits import (
     CALL_DEADLINE_SECONDS,
     DATABASE_POOL_SIZE,
     DATABASE_POOL_WAIT_SECONDS,
+    DATABASE_TIMEOUT_SECONDS,
     DEFAULT_CALLS_IN_FLIGHT_PER_ORG,
+    MAX_DATABASE_TIMEOUT_SECONDS,
     MAX_REQUEST_BYTES,
     MAX_REQUESTS_AT_WORK,
     WORK_WAIT_SECONDS,
@@ -23,6 +26,7 @@ DEFAULT_PUBLIC_URL = "http://127.0.0.1:8080"
 #: start `toolgate serve` with it), so their timeouts cost a second or two. It can only lower the spec's ten seconds,
 #: never raise them, and the service warns when it is set (docs/decisions.md).
 TEST_CALL_DEADLINE_VARIABLE = "TOOLGATE_TEST_CALL_DEADLINE_SECONDS"
+DATABASE_TIMEOUT_VARIABLE = "TOOLGATE_DATABASE_TIMEOUT_SECONDS"
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,8 @@ class Config:
     #: Database connections one process keeps, and how long a request waits for a free one before a 503.
     database_pool_size: int = DATABASE_POOL_SIZE
     database_pool_wait_seconds: float = DATABASE_POOL_WAIT_SECONDS
+    #: The longest any one wait on the database may take (the pool's wait included) before a 503.
+    database_timeout_seconds: float = DATABASE_TIMEOUT_SECONDS
     #: Requests of one process doing their CPU work at once, and how long a request waits for a place before a 503.
     max_requests_at_work: int = MAX_REQUESTS_AT_WORK
     work_wait_seconds: float = WORK_WAIT_SECONDS
@@ -85,6 +91,7 @@ class Config:
             database_pool_size=int(env.get("TOOLGATE_DATABASE_POOL_SIZE", DATABASE_POOL_SIZE)),
             database_pool_wait_seconds=float(env.get("TOOLGATE_DATABASE_POOL_WAIT_SECONDS",
                                                      DATABASE_POOL_WAIT_SECONDS)),
+            database_timeout_seconds=_database_timeout(env.get(DATABASE_TIMEOUT_VARIABLE, "")),
             max_requests_at_work=int(env.get("TOOLGATE_MAX_REQUESTS_AT_WORK", MAX_REQUESTS_AT_WORK)),
             work_wait_seconds=float(env.get("TOOLGATE_WORK_WAIT_SECONDS", WORK_WAIT_SECONDS)),
             max_request_bytes=int(env.get("TOOLGATE_MAX_REQUEST_BYTES", MAX_REQUEST_BYTES)),
@@ -115,4 +122,18 @@ def _test_call_deadline(text: str) -> float:
     if not 0 < seconds <= CALL_DEADLINE_SECONDS:
         raise ValueError(f"{TEST_CALL_DEADLINE_VARIABLE} must be a number of seconds above 0 and at most "
                          f"{CALL_DEADLINE_SECONDS:g} (it only lowers the call deadline, for tests); got {text!r}.")
+    return seconds
+
+
+def _database_timeout(text: str) -> float:
+    """The database deadline DATABASE_TIMEOUT_VARIABLE asks for (the default when unset); ValueError out of range."""
+    if not text.strip():
+        return DATABASE_TIMEOUT_SECONDS
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not 0 < seconds <= MAX_DATABASE_TIMEOUT_SECONDS:
+        raise ValueError(f"{DATABASE_TIMEOUT_VARIABLE} must be a number of seconds above 0 and at most "
+                         f"{MAX_DATABASE_TIMEOUT_SECONDS:g}; got {text!r}.")
     return seconds
