@@ -13,7 +13,7 @@ holds every wait to it: for a free connection (the pool's own wait, capped at it
 COMMIT and ROLLBACK. A wait past it raises `DatabaseTimeout` (an OperationalError, so a 503), and its connection is
 closed, never handed out again: what the server has read of it, or will still send, is unknown. The statement is not
 sent again either: a stall is not a dead connection, and a second attempt would wait as long again. Once one wait has
-timed out, the others are refused at once until the database answers again (`Stall`).
+timed out, every wait is refused at once until the database answers again (`Stall`).
 """
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ import logging
 import math
 import time
 from collections import deque
+from typing import Callable
 
 import gevent
 import gevent.event
@@ -40,6 +41,8 @@ log = logging.getLogger(__name__)
 #: Seconds an idle pooled connection is kept before it is closed and a fresh one opened.
 STALE_SECONDS = 300
 
+#: Seconds between two questions the process asks a database known to be stalled (see `Stall`).
+PROBE_INTERVAL_SECONDS = 0.5
 #: SQLite virtual-machine steps between two looks at a statement's deadline (well under a millisecond of work).
 SQLITE_PROGRESS_STEPS = 10_000
 
@@ -55,36 +58,49 @@ class Stall:
     """Whether the database has stopped answering: known once a wait reached its deadline with nothing heard, over at
     the next answer of any kind (a refusal too: it answered).
 
-    Meanwhile one wait at a time asks the database (the probe, with the whole deadline); every other is refused at
-    once. Without that, each request arriving during a stall would wait out its own deadline holding a connection and
-    a place at the work gate, and those behind it in the gate's queue would wait longer still (100 requests during a
-    6 s stall with a 1 s deadline: a median of 4 s and 20 of them refused `busy` after 5 s). The probe in flight
-    hears the database the moment it answers again, so recovery waits for no timer.
+    Meanwhile every wait is refused at once, and the process asks the database itself, every PROBE_INTERVAL_SECONDS
+    on a connection of its own, each time with the whole deadline (`ask`). Without that, each request arriving during
+    a stall would wait out its own deadline holding a connection and a place at the work gate, and those queued behind
+    it at the gate longer still (100 requests during a 6 s stall with a 1 s deadline: a median of 4 s, and 20 refused
+    `busy` after 5 s). A question in flight hears the database the moment it answers again; one is always asked less
+    than an interval ago, however the network delivers its first packets after a long outage.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, ask: Callable[[], None]) -> None:
         self.since: float | None = None
-        self._probing = False
+        self._ask = ask
 
-    def enter(self) -> bool:
-        """Before a wait: whether it is the probe; DatabaseTimeout if the database is stalled and asked already."""
-        if self.since is None:
-            return False
-        if self._probing:
+    def check(self) -> None:
+        """Before a wait: DatabaseTimeout at once while the database is known to be stalled."""
+        if self.since is not None:
             raise DatabaseTimeout(f"the database has not answered for {time.monotonic() - self.since:.1f} s")
-        self._probing = True
-        return True
 
-    def leave(self, probing: bool, heard: bool | None) -> None:
-        """After a wait: it heard the database (True), reached its deadline (False), or neither (None)."""
-        if probing:
-            self._probing = False
-        if heard and self.since is not None:
+    def heard(self) -> None:
+        """The database answered (a wait ended other than by its deadline)."""
+        if self.since is not None:
             log.warning("the database answers again, after %.1f s", time.monotonic() - self.since)
             self.since = None
-        elif heard is False and self.since is None:
+
+    def timed_out(self) -> None:
+        """A wait reached its deadline with nothing heard."""
+        if self.since is None:
             self.since = time.monotonic()
             log.warning("the database stopped answering: requests are refused until it answers again")
+            gevent.spawn(self._watch)
+
+    def _watch(self) -> None:
+        while self.since is not None:
+            gevent.spawn(self._ask_once)
+            gevent.sleep(PROBE_INTERVAL_SECONDS)
+
+    def _ask_once(self) -> None:
+        try:
+            self._ask()
+        except DatabaseTimeout:
+            return
+        except Exception:  # a refusal, an error: the database (or its host) answered
+            log.debug("the database answered the stall's question with an error", exc_info=True)
+        self.heard()
 
 
 class Checkouts:
@@ -133,7 +149,7 @@ class _Pool:
                  **kwargs) -> None:
         self._checkouts = Checkouts(max_connections)
         self.timeout_seconds = timeout_seconds
-        self._stall = Stall()
+        self._stall = Stall(self._ask)
         # Waiting for a free connection is a wait on the database too: never longer than the deadline.
         self._wait_seconds = wait_seconds if timeout_seconds is None else min(wait_seconds, timeout_seconds)
         # peewee's own limit stays as a backstop; the checkouts keep below it, so it never waits itself.
@@ -211,26 +227,42 @@ class _Pool:
         once while it is known to have stopped answering and another wait is asking it (`Stall`)."""
         if self.timeout_seconds is None:
             return run()
-        probing = self._stall.enter()
-        heard: bool | None = None  # neither heard nor timed out: killed, or cut short by an outer timeout
+        self._stall.check()
         deadline = gevent.Timeout(self.timeout_seconds)
         deadline.start()
         try:
             result = run()
-            heard = True
-            return result
         except gevent.Timeout as fired:
             if fired is not deadline:
                 raise
-            heard = False
             self._abandon()
+            self._stall.timed_out()
             raise DatabaseTimeout(f"the database did not answer within {self.timeout_seconds:g} s") from None
         except Exception:
-            heard = True  # an error the database sent (or a refusal): it answered
+            self._stall.heard()  # an error the database sent, or a refusal: it answered
             raise
         finally:
             deadline.close()
-            self._stall.leave(probing, heard)
+        self._stall.heard()
+        return result
+
+    def _ask(self) -> None:
+        """Open a connection of its own (outside the pool), ask `SELECT 1` and close it, all within the deadline:
+        DatabaseTimeout if the database did not answer, its own error if it refused."""
+        conn = None
+        deadline = gevent.Timeout(self.timeout_seconds)
+        deadline.start()
+        try:
+            conn = self._open_new()
+            conn.cursor().execute("SELECT 1")
+        except gevent.Timeout as fired:
+            if fired is not deadline:
+                raise
+            raise DatabaseTimeout(f"the database did not answer within {self.timeout_seconds:g} s") from None
+        finally:
+            deadline.close()
+            if conn is not None:
+                conn.close()
 
     def _abandon(self) -> None:
         """Close this greenlet's connection where it stands; the pool then drops it at check-in (`_can_reuse`)."""

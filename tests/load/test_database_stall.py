@@ -70,6 +70,15 @@ def timed(call, *args, **kwargs):
     return response, time.monotonic() - started
 
 
+def first_answer_after_thaw(service, thawed: float):
+    """`GET /v1/tools` until it is not refused, for at most a second after `thawed`: the process may still be hearing
+    the database's first answer."""
+    response = service.api("GET", "/v1/tools", timeout=5)
+    while response.status_code == 503 and time.monotonic() - thawed < 1.0:
+        response = service.api("GET", "/v1/tools", timeout=5)
+    return response
+
+
 def assert_refused_in_time(response, seconds, limit=DEADLINE + MARGIN):
     assert response.status_code == 503, response.text
     assert response.json()["code"] == "database-unavailable"
@@ -105,13 +114,11 @@ def test_once_the_stall_is_known_the_next_requests_are_refused_at_once(frozen):
     assert service.api("GET", "/v1/tools").status_code == 200
     proxy.freeze()
     assert_refused_in_time(*timed(service.api, "GET", "/v1/tools", timeout=PATIENCE))
-    # One of these asks the database again (and waits its deadline); every other is refused without waiting.
+    # The process now asks the database itself; requests are refused without waiting a deadline of their own.
     answers = [r.value for r in gevent.joinall([gevent.spawn(timed, service.api, "GET", "/v1/tools", timeout=PATIENCE)
                                                 for _ in range(20)], raise_error=True)]
     for response, seconds in answers:
-        assert_refused_in_time(response, seconds)
-    waits = sorted(seconds for _, seconds in answers)
-    assert waits[-2] < DEADLINE / 2, waits
+        assert_refused_in_time(response, seconds, limit=DEADLINE / 2)
 
 
 @needs_postgres
@@ -122,9 +129,10 @@ def test_after_a_thaw_the_service_answers_within_a_second(frozen):
     assert_refused_in_time(*timed(service.api, "POST", "/v1/tools", json=tool("held", "https://api.example.com/x"),
                                   timeout=PATIENCE))
     assert_refused_in_time(*timed(service.api, "GET", "/v1/tools", timeout=PATIENCE))
+    gevent.sleep(DEADLINE * 1.5)  # whatever the process was asking the database when the freeze began has timed out
     proxy.thaw()
     thawed = time.monotonic()
-    read = service.api("GET", "/v1/tools", timeout=5)
+    read = first_answer_after_thaw(service, thawed)
     write = service.api("POST", "/v1/tools", json=tool("after", "https://api.example.com/x"), timeout=5)
     assert (read.status_code, write.status_code) == (200, 201), (read.text, write.text)
     assert time.monotonic() - thawed < 1.0
@@ -168,7 +176,7 @@ def test_a_connection_caught_by_a_freeze_is_closed_and_never_handed_out_again(fr
     assert caught.closed
     assert caught not in [conn for _, _, conn in db.obj._connections]
     proxy.thaw()
-    assert service.api("GET", "/v1/tools").status_code == 200
+    assert first_answer_after_thaw(service, time.monotonic()).status_code == 200
     assert [conn for _, _, conn in db.obj._connections] != [caught]
 
 
