@@ -19,7 +19,8 @@ from pathlib import Path
 
 from bench.common import PYTHON, ROOT, machine, table, verdict
 
-BENCHMARKS = ("step_fanout", "call_overhead", "instructions", "cap", "registry", "importing", "load", "peer")
+BENCHMARKS = ("step_fanout", "call_overhead", "instructions", "cap", "registry", "importing", "load", "database_stall",
+              "peer")
 #: No benchmark may run longer than this (the peer's first install included).
 BENCHMARK_SECONDS = 1_800
 
