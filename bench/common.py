@@ -201,7 +201,7 @@ class Platform:
 
     def api(self, method: str, path: str, key: str | None = None, **kwargs: Any) -> requests.Response:
         headers = {"Authorization": f"Bearer {key or self.admin_key}"}
-        return requests.request(method, self.url + path, headers=headers, timeout=120, **kwargs)
+        return requests.request(method, self.url + path, headers=headers, **{"timeout": 120, **kwargs})
 
     def expect(self, status: int, method: str, path: str, key: str | None = None, **kwargs: Any) -> Any:
         response = self.api(method, path, key, **kwargs)

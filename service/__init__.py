@@ -38,7 +38,8 @@ def create_app(config: Config | None = None) -> "Flask":
     app.extensions[http.CONFIG_KEY] = config
     http.install_observability(app)  # first, so every request has an id and a log line, even one that fails early
     database = open_database(config.database_url, pool_size=config.database_pool_size,
-                             pool_wait_seconds=config.database_pool_wait_seconds)
+                             pool_wait_seconds=config.database_pool_wait_seconds,
+                             timeout_seconds=config.database_timeout_seconds)
     with database.connection_context():
         check_current(database)
     http.install_admission(app, config.max_request_bytes, WorkGate(config.max_requests_at_work,

@@ -12,10 +12,12 @@ from service.limits import (
     CALL_DEADLINE_SECONDS,
     DATABASE_POOL_SIZE,
     DATABASE_POOL_WAIT_SECONDS,
+    DATABASE_TIMEOUT_SECONDS,
     DEFAULT_CALLS_IN_FLIGHT_PER_ORG,
     HEAD_TIMEOUT_SECONDS,
     IDLE_TIMEOUT_SECONDS,
     MAX_CONNECTIONS,
+    MAX_DATABASE_TIMEOUT_SECONDS,
     MAX_REQUEST_BYTES,
     MAX_REQUESTS_AT_WORK,
     WORK_WAIT_SECONDS,
@@ -27,6 +29,7 @@ DEFAULT_PUBLIC_URL = "http://127.0.0.1:8080"
 #: start `toolgate serve` with it), so their timeouts cost a second or two. It can only lower the spec's ten seconds,
 #: never raise them, and the service warns when it is set (docs/decisions.md).
 TEST_CALL_DEADLINE_VARIABLE = "TOOLGATE_TEST_CALL_DEADLINE_SECONDS"
+DATABASE_TIMEOUT_VARIABLE = "TOOLGATE_DATABASE_TIMEOUT_SECONDS"
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,8 @@ class Config:
     #: Database connections one process keeps, and how long a request waits for a free one before a 503.
     database_pool_size: int = DATABASE_POOL_SIZE
     database_pool_wait_seconds: float = DATABASE_POOL_WAIT_SECONDS
+    #: The longest any one wait on the database may take (the pool's wait included) before a 503.
+    database_timeout_seconds: float = DATABASE_TIMEOUT_SECONDS
     #: Requests of one process doing their CPU work at once, and how long a request waits for a place before a 503.
     max_requests_at_work: int = MAX_REQUESTS_AT_WORK
     work_wait_seconds: float = WORK_WAIT_SECONDS
@@ -95,6 +100,8 @@ class Config:
             database_pool_size=_number(env, "TOOLGATE_DATABASE_POOL_SIZE", int, DATABASE_POOL_SIZE),
             database_pool_wait_seconds=_number(env, "TOOLGATE_DATABASE_POOL_WAIT_SECONDS", float,
                                                DATABASE_POOL_WAIT_SECONDS),
+            database_timeout_seconds=_seconds(env, DATABASE_TIMEOUT_VARIABLE, DATABASE_TIMEOUT_SECONDS,
+                                              MAX_DATABASE_TIMEOUT_SECONDS),
             max_requests_at_work=_number(env, "TOOLGATE_MAX_REQUESTS_AT_WORK", int, MAX_REQUESTS_AT_WORK),
             work_wait_seconds=_number(env, "TOOLGATE_WORK_WAIT_SECONDS", float, WORK_WAIT_SECONDS),
             max_request_bytes=_number(env, "TOOLGATE_MAX_REQUEST_BYTES", int, MAX_REQUEST_BYTES),
@@ -122,8 +129,8 @@ class Config:
 MAX_CLIENT_DEADLINE_SECONDS = 3_600
 
 
-def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
-    """A client deadline from `name`: seconds above 0 and at most an hour; ValueError in one sentence otherwise."""
+def _seconds(env: Mapping[str, str], name: str, default: float, most: float = MAX_CLIENT_DEADLINE_SECONDS) -> float:
+    """A deadline from `name`: seconds above 0 and at most `most`; ValueError in one sentence naming it otherwise."""
     text = env.get(name, "").strip()
     if not text:
         return default
@@ -131,9 +138,8 @@ def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
         seconds = float(text)
     except ValueError:
         seconds = 0.0
-    if not 0 < seconds <= MAX_CLIENT_DEADLINE_SECONDS:  # NaN fails this too
-        raise ValueError(f"{name} must be a number of seconds above 0 and at most {MAX_CLIENT_DEADLINE_SECONDS}; "
-                         f"got {text!r}.")
+    if not 0 < seconds <= most:  # NaN fails this too
+        raise ValueError(f"{name} must be a number of seconds above 0 and at most {most:g}; got {text!r}.")
     return seconds
 
 

@@ -5,9 +5,16 @@ a connection when it starts (`connect()`) and gives it back when it ends (`relea
 before it waits on the network (a tool call, a model): no connection is held across such a wait, so an instance's
 capacity for waiting steps is not its pool size.
 
-Every way the database can fail to serve (unreachable, connection lost, pool exhausted, a serialization failure or
-deadlock) is named once here, `UNAVAILABLE`, and answered by every surface with `unavailable_error()`: 503
-`database-unavailable` with Retry-After.
+A database that stops answering holds nothing for long: given `timeout_seconds` (the service's
+TOOLGATE_DATABASE_TIMEOUT_SECONDS), every wait on it has that deadline. On PostgreSQL the server's own timeouts (a
+statement, a lock, a pause inside a transaction) fire first, at SERVER_TIMEOUT_SHARE of it, so a database that is slow
+but alive answers with a clean error on a connection that stays usable; the pool's deadline on each wait of the
+driver (`service.pool`) is for one that cannot answer at all (a frozen network). On SQLite, `busy_timeout` and a
+progress handler carry it. The command line's maintenance work (migrations, purges) runs without it.
+
+Every way the database can fail to serve (unreachable, connection lost, pool exhausted, no answer within the
+deadline, a serialization failure or deadlock) is named once here, `UNAVAILABLE`, and answered by every surface
+with `unavailable_error()`: 503 `database-unavailable` with Retry-After.
 """
 from __future__ import annotations
 
@@ -29,10 +36,14 @@ log = logging.getLogger(__name__)
 
 db = DatabaseProxy()
 
-#: Seconds to reach PostgreSQL before the attempt fails (a 503), unless the URL says otherwise.
+#: Seconds to reach PostgreSQL before the attempt fails (a 503), unless the URL says otherwise. libpq applies it to a
+#: blocking connect only: under gevent (psycogreen) the connect is non-blocking, and the pool's deadline holds it.
 CONNECT_TIMEOUT_SECONDS = 3
 #: Seconds a client is told to wait after a 503 for the database.
 RETRY_AFTER_SECONDS = 1
+#: The part of the deadline PostgreSQL's own statement, lock and idle-in-transaction timeouts are given, so the
+#: server's clean refusal comes before the client gives the connection up.
+SERVER_TIMEOUT_SHARE = 0.8
 #: PostgreSQL SQLSTATEs worth running a transaction again for: serialization_failure, deadlock_detected.
 TRANSIENT_SQLSTATES = frozenset({"40001", "40P01"})
 
@@ -43,26 +54,32 @@ _generation = 0
 SQLITE_PRAGMAS = {
     "journal_mode": "wal",  # readers never block the writer
     "foreign_keys": 1,
-    "busy_timeout": 10_000,  # ms; concurrent writers wait instead of failing at once
+    "busy_timeout": 10_000,  # ms; concurrent writers wait instead of failing at once (the deadline, when given)
     "synchronous": "normal",
 }
 
 
 def make_database(url: str, *, pooled: bool = True, pool_size: int = DATABASE_POOL_SIZE,
-                  pool_wait_seconds: float = DATABASE_POOL_WAIT_SECONDS) -> SqliteDatabase | PostgresqlDatabase:
+                  pool_wait_seconds: float = DATABASE_POOL_WAIT_SECONDS,
+                  timeout_seconds: float | None = None) -> SqliteDatabase | PostgresqlDatabase:
     """A peewee database for `sqlite:///path` or `postgresql://user@host:port/name[?options=…]`.
 
     Pooled, at most `pool_size` connections are open at once, and a request waits up to `pool_wait_seconds`
-    for one before `MaxConnectionsExceeded` (a 503).
+    for one before `MaxConnectionsExceeded` (a 503). With `timeout_seconds` (pooled only: the service's database),
+    no wait on the database lasts longer, that one included (a 503 too; see the module's docstring).
     """
     parsed = urlparse(url)
-    pool = {"max_connections": pool_size, "wait_seconds": pool_wait_seconds}
+    if not pooled:
+        timeout_seconds = None
+    pool = {"max_connections": pool_size, "wait_seconds": pool_wait_seconds, "timeout_seconds": timeout_seconds}
     if parsed.scheme == "sqlite":
         path = parsed.path[1:] if parsed.path.startswith("/") else parsed.path
         if pooled and path and path != ":memory:":
+            pragmas = SQLITE_PRAGMAS if timeout_seconds is None else {
+                **SQLITE_PRAGMAS, "busy_timeout": _milliseconds(timeout_seconds)}
             # Pooled: closing a SQLite connection checkpoints the WAL (~4 ms a request, measured by bench/);
             # a pooled one is handed back open instead.
-            return PooledSqlite(path, pragmas=SQLITE_PRAGMAS, check_same_thread=False, **pool)
+            return PooledSqlite(path, pragmas=pragmas, check_same_thread=False, **pool)
         return SqliteDatabase(path or ":memory:", pragmas=SQLITE_PRAGMAS, check_same_thread=False)
     if parsed.scheme in ("postgres", "postgresql"):
         options = dict(
@@ -73,6 +90,8 @@ def make_database(url: str, *, pooled: bool = True, pool_size: int = DATABASE_PO
         )
         # e.g. `options=-csearch_path%3Dtest_123` to keep each test run in its own schema.
         options.update(dict(parse_qsl(parsed.query)))
+        if pooled and timeout_seconds is not None:
+            options["options"] = _server_timeouts(timeout_seconds, options.get("options", ""))
         # A database host that drops packets must not hold a request for the kernel's minutes-long connect.
         options.setdefault("connect_timeout", CONNECT_TIMEOUT_SECONDS)
         name = parsed.path.lstrip("/")
@@ -82,11 +101,26 @@ def make_database(url: str, *, pooled: bool = True, pool_size: int = DATABASE_PO
     raise ValueError(f"Unsupported database URL {url!r}: use sqlite:///path or postgresql://host/name")
 
 
+def _milliseconds(seconds: float) -> int:
+    return max(1, round(seconds * 1000))
+
+
+def _server_timeouts(timeout_seconds: float, given: str) -> str:
+    """PostgreSQL's startup `options` with its statement, lock and idle-in-transaction timeouts set from the
+    deadline; the URL's own `options` come after, so an operator's explicit value wins."""
+    ms = _milliseconds(timeout_seconds * SERVER_TIMEOUT_SHARE)
+    ours = " ".join(f"-c {name}={ms}" for name in
+                    ("statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout"))
+    return f"{ours} {given}".strip()
+
+
 def open_database(url: str, *, pool_size: int = DATABASE_POOL_SIZE,
-                  pool_wait_seconds: float = DATABASE_POOL_WAIT_SECONDS) -> SqliteDatabase | PostgresqlDatabase:
+                  pool_wait_seconds: float = DATABASE_POOL_WAIT_SECONDS,
+                  timeout_seconds: float | None = None) -> SqliteDatabase | PostgresqlDatabase:
     """Bind the models' handle to the database at `url` and return it."""
     global _generation
-    database = make_database(url, pool_size=pool_size, pool_wait_seconds=pool_wait_seconds)
+    database = make_database(url, pool_size=pool_size, pool_wait_seconds=pool_wait_seconds,
+                             timeout_seconds=timeout_seconds)
     db.initialize(database)
     _generation += 1
     return database
@@ -114,7 +148,8 @@ def write_transaction():
 
 
 #: What the database raises when it cannot serve right now (so: 503 and try again), not for a bad request:
-#: unreachable, connection lost or refused, the pool exhausted, a serialization failure or deadlock, SQLite busy.
+#: unreachable, connection lost or refused, the pool exhausted, no answer within the deadline (`DatabaseTimeout`, and
+#: the server's own statement and lock timeouts), a serialization failure or deadlock, SQLite busy.
 #: Integrity errors (a lost race: 409) and data errors (a bad value: 4xx) are not among them.
 UNAVAILABLE = (OperationalError, InterfaceError, MaxConnectionsExceeded)
 

@@ -52,6 +52,13 @@ MAX_CALLS_PER_STEP = 500
 #: for a free one before a 503 (TOOLGATE_DATABASE_POOL_WAIT_SECONDS). A request holds one only while it asks.
 DATABASE_POOL_SIZE = 32
 DATABASE_POOL_WAIT_SECONDS = 2.0
+#: The longest any one wait on the database may take by default (TOOLGATE_DATABASE_TIMEOUT_SECONDS): taking a
+#: connection (the pool's wait above included, which it caps), each statement, lock, commit and pause inside a
+#: transaction. Past it the request answers 503 `database-unavailable`, so a database that stops answering holds no
+#: request longer; every statement the service runs takes milliseconds. The setting takes (0, MAX_…] seconds: past a
+#: minute a deadline no longer protects anything (a worker without a heartbeat is restarted at 60 s).
+DATABASE_TIMEOUT_SECONDS = 5.0
+MAX_DATABASE_TIMEOUT_SECONDS = 60.0
 
 #: Requests of one process doing their CPU work at once by default (TOOLGATE_MAX_REQUESTS_AT_WORK; see service.gate),
 #: and how long a request waits for a place before a 503 `busy` (TOOLGATE_WORK_WAIT_SECONDS). A place is given back

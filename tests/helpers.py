@@ -259,7 +259,8 @@ def app_for(config: Config) -> Flask:
         return app
     previous = db.obj
     database = open_database(config.database_url, pool_size=config.database_pool_size,
-                             pool_wait_seconds=config.database_pool_wait_seconds)
+                             pool_wait_seconds=config.database_pool_wait_seconds,
+                             timeout_seconds=config.database_timeout_seconds)
     with database.connection_context():
         check_current(database)
     app.extensions["toolgate_config"] = config
@@ -407,7 +408,7 @@ class LiveService:
     def api(self, method: str, path: str, key: str | None = None, **kwargs) -> requests.Response:
         """Call the service with an API key (admin by default)."""
         headers = {"Authorization": f"Bearer {key or self.admin_key}", **kwargs.pop("headers", {})}
-        return requests.request(method, self.url + path, headers=headers, timeout=30, **kwargs)
+        return requests.request(method, self.url + path, headers=headers, **{"timeout": 30, **kwargs})
 
     def session_token(self, subject: str = "alice", entitlements=(), anonymous: bool = False, ttl: int = 600) -> str:
         response = self.api("POST", "/v1/session-tokens", self.backend_key, json={
@@ -429,7 +430,7 @@ class LiveService:
     def as_session(self, method: str, path: str, token: str, **kwargs) -> requests.Response:
         """Call the service with a session token as the Bearer."""
         return requests.request(method, self.url + path, headers={"Authorization": f"Bearer {token}"},
-                                timeout=60, **kwargs)
+                                **{"timeout": 60, **kwargs})
 
 
 #: Servers on loopback not serving a test right now, by their settings; see `service_server`.

@@ -2,7 +2,9 @@
 
 `down()` stops listening (new connections are refused, as by a database that is not there) and cuts every open
 connection; `up()` listens again on the same port; `cut()` only cuts the open ones, as a restart or a network
-fault does mid-burst.
+fault does mid-burst. `freeze()` stops forwarding bytes both ways while every socket stays open, as a network that
+drops everything does (nothing is refused, nothing is closed, nothing answers); `thaw()` delivers what was held and
+forwards again.
 """
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import socket
 from urllib.parse import urlsplit, urlunsplit
 
 import gevent
+import gevent.event
 from gevent.server import StreamServer
 
 CHUNK_BYTES = 65_536
@@ -23,6 +26,8 @@ class TcpProxy:
         self.port = 0
         self._server: StreamServer | None = None
         self._pairs: set[tuple[socket.socket, socket.socket]] = set()
+        self._flowing = gevent.event.Event()
+        self._flowing.set()
 
     def up(self) -> None:
         """Listen (again, on the same port once it has one)."""
@@ -33,7 +38,8 @@ class TcpProxy:
         self.port = self._server.server_port
 
     def down(self) -> None:
-        """Refuse new connections and cut the open ones."""
+        """Refuse new connections and cut the open ones (a frozen proxy thaws first, so its goodbyes go out)."""
+        self.thaw()
         if self._server is not None:
             self._server.close()
             self._server = None
@@ -48,6 +54,15 @@ class TcpProxy:
                 except OSError:
                     pass
 
+    def freeze(self) -> None:
+        """Hold every byte, both ways, on every connection, open or still to come (a new one is accepted but hears
+        nothing back)."""
+        self._flowing.clear()
+
+    def thaw(self) -> None:
+        """Deliver what was held and forward again."""
+        self._flowing.set()
+
     def url(self, database_url: str) -> str:
         """`database_url` pointed at this proxy instead of the database itself."""
         parts = urlsplit(database_url)
@@ -60,20 +75,24 @@ class TcpProxy:
         except OSError:
             client.close()
             return
+        upstream.settimeout(None)  # the 5 s were for connecting: a quiet link is not a broken one
         pair = (client, upstream)
         self._pairs.add(pair)
         try:
-            gevent.joinall([gevent.spawn(_pipe, client, upstream), gevent.spawn(_pipe, upstream, client)])
+            gevent.joinall([gevent.spawn(_pipe, client, upstream, self._flowing),
+                            gevent.spawn(_pipe, upstream, client, self._flowing)])
         finally:
             self._pairs.discard(pair)
             for sock in pair:
                 sock.close()
 
 
-def _pipe(source: socket.socket, sink: socket.socket) -> None:
+def _pipe(source: socket.socket, sink: socket.socket, flowing: gevent.event.Event) -> None:
     try:
         while chunk := source.recv(CHUNK_BYTES):
+            flowing.wait()  # frozen: the chunk is held, not lost, as TCP keeps retransmitting it
             sink.sendall(chunk)
+        flowing.wait()  # and so is a goodbye
     except OSError:
         pass
     finally:
