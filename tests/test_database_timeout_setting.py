@@ -37,7 +37,7 @@ def test_nonsense_and_out_of_range_are_refused_naming_the_variable(text):
 
 def test_a_command_names_the_variable_rather_than_failing_with_a_traceback(monkeypatch, capsys, tmp_path):
     monkeypatch.setenv(DATABASE_TIMEOUT_VARIABLE, "0")
-    assert main(["migrate", "--database", f"sqlite:///{tmp_path / 'untouched.db'}"]) == 1
+    assert main(["migrate", "--database", f"sqlite:///{tmp_path / 'untouched.db'}"]) == 2  # a command that cannot run
     assert capsys.readouterr().err == f"Error: {REFUSAL}; got '0'.\n"
     assert not (tmp_path / "untouched.db").exists()
 
