@@ -8,12 +8,17 @@ forwards again.
 """
 from __future__ import annotations
 
+import contextlib
 import socket
+from pathlib import Path
+from typing import Iterator
 from urllib.parse import urlsplit, urlunsplit
 
 import gevent
 import gevent.event
 from gevent.server import StreamServer
+
+from tests.helpers import POSTGRES_URL, LiveService, fresh_postgres_schema, live_service
 
 CHUNK_BYTES = 65_536
 
@@ -101,3 +106,18 @@ def _pipe(source: socket.socket, sink: socket.socket, flowing: gevent.event.Even
                 sock.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
+
+
+@contextlib.contextmanager
+def proxied_service(tmp_path: Path, **settings) -> Iterator[tuple[LiveService, TcpProxy]]:
+    """A live service (Config fields `settings`) on a fresh schema of the test PostgreSQL, reached through a TcpProxy
+    the test controls; yields (service, proxy). The proxy is taken down (thawed first) whatever the test left."""
+    target = urlsplit(POSTGRES_URL)
+    proxy = TcpProxy((target.hostname, target.port or 5432))
+    proxy.up()
+    try:
+        with fresh_postgres_schema(POSTGRES_URL) as url, live_service(tmp_path, proxy.url(url), **settings) as service:
+            yield service, proxy
+    finally:
+        proxy.down()
+

@@ -1,6 +1,5 @@
 """The database goes away, comes back, loses connections mid-burst: the service answers 503 and never 500, keeps
 every write it acknowledged, recovers without a restart, and liveness never depends on it."""
-from urllib.parse import urlsplit
 
 import gevent
 import pytest
@@ -19,7 +18,7 @@ from tests.helpers import (
     publish_project,
     tool,
 )
-from tests.load.proxy import TcpProxy
+from tests.load.proxy import proxied_service
 
 pytestmark = pytest.mark.skipif(not POSTGRES_URL, reason="TOOLGATE_TEST_POSTGRES_URL is not set")
 
@@ -30,12 +29,8 @@ BURST = 40
 @pytest.fixture
 def proxied(tmp_path):
     """A live service whose PostgreSQL is reached through a proxy the test controls; yields (service, proxy)."""
-    target = urlsplit(POSTGRES_URL)
-    proxy = TcpProxy((target.hostname, target.port or 5432))
-    proxy.up()
-    with fresh_postgres_schema(POSTGRES_URL) as url, live_service(tmp_path, proxy.url(url)) as service:
-        yield service, proxy
-    proxy.down()
+    with proxied_service(tmp_path) as proxied_pair:
+        yield proxied_pair
 
 
 def mcp_initialize(service):

@@ -25,7 +25,7 @@ from tests.helpers import (
     publish_project,
     tool,
 )
-from tests.load.proxy import TcpProxy
+from tests.load.proxy import proxied_service
 
 needs_postgres = pytest.mark.skipif(not POSTGRES_URL, reason="TOOLGATE_TEST_POSTGRES_URL is not set")
 
@@ -49,18 +49,8 @@ def frozen_one_connection(tmp_path):
 
 
 def _proxied(tmp_path, **settings):
-    target = urlsplit(POSTGRES_URL)
-    proxy = TcpProxy((target.hostname, target.port or 5432))
-    proxy.up()
-    try:
-        with fresh_postgres_schema(POSTGRES_URL) as url, live_service(
-                tmp_path, proxy.url(url), database_timeout_seconds=DEADLINE, **settings) as service:
-            try:
-                yield service, proxy
-            finally:
-                proxy.thaw()
-    finally:
-        proxy.down()
+    with proxied_service(tmp_path, database_timeout_seconds=DEADLINE, **settings) as proxied_pair:
+        yield proxied_pair
 
 
 def timed(call, *args, **kwargs):
