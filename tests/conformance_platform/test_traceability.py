@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from conformance.endpoint import SUITE as ENDPOINT
 from conformance.platform import SUITE
-from conformance.platform.traceability import Entry, Part, load, problems, spec_sentences
+from conformance.platform.traceability import Entry, Part, load, part_problems, problems, spec_sentences
 from tests.helpers import PROMISE_FILES, SPEC_FILES, requirement_text
 
 CASE_IDS = [case.id for case in SUITE] + [case.id for case in ENDPOINT]
@@ -133,3 +133,15 @@ def test_a_split_sentence_mapped_as_a_whole_too_or_into_one_part_is_a_problem():
     assert any("is split into fewer than two parts" in p
                for p in _split_problems(_split(Part(SPLIT, ("x/a", "x/b"), None))))
 
+
+def test_the_jwks_sentence_is_split_and_each_part_mapped_to_its_case_or_a_reason():
+    entries, reasons = load()
+    jwks = next(e for e in entries if e.sentence.startswith("JWKS clients cache with a lifetime"))
+    assert {p.text: (p.cases, p.reason) for p in jwks.parts} == {
+        "JWKS clients cache with a lifetime": (("endpoint/jwks-refetch-bounded",), None),
+        "refetch at most once in a cooldown on an unknown `kid`":
+            (("endpoint/jwks-refetch-bounded", "endpoint/key-rotation-picked-up"), None),
+        "cap the response size": ((), "jwks-cap"),
+        "keep verifying with cached keys when the key server fails.": (("endpoint/keys-kept-when-issuer-fails",), None),
+    }
+    assert part_problems(jwks) == [] and "jwks-cap" in reasons
