@@ -315,3 +315,11 @@ def test_the_mock_pinned_to_one_algorithm_refuses_another(tmp_path, capsys):
     assert (code, outcomes) == (1, {"endpoint/valid-call-accepted": "failed"})
     code, outcomes = _run(mock(), tmp_path, "--algorithm", "RS256", "--case", "endpoint/valid-call")
     assert (code, outcomes) == (0, {"endpoint/valid-call-accepted": "passed"})  # unpinned: the key's JWK decides
+
+
+def test_every_endpoint_case_has_a_row_in_the_docs_with_a_pyjwt_and_a_jose_fix():
+    rows = [line for line in (REPO / "docs" / "conformance.md").read_text().splitlines() if line.startswith("| ")]
+    for case in SUITE:
+        row = next((r for r in rows if f"| `{case.id}` |" in r), None)
+        assert row is not None, f"docs/conformance.md has no row for {case.id}"
+        assert len([cell for cell in row.strip("|").split(" | ") if cell.strip()]) == 5, row
