@@ -65,10 +65,16 @@ def execute(
     results: list[Result] = []
     try:
         chosen = select(suite, selection)
-        for path in (json_path, junit_path):
+        for option, path in (("--json", json_path), ("--junit", junit_path)):
             if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
                 json_path = junit_path = None  # nowhere to write either: say so, write nothing
                 raise CouldNotRun(f"cannot write {path}: no such directory")
+            if path and os.path.isdir(path):
+                json_path = junit_path = None
+                raise CouldNotRun(f"{option} {path} is a directory, not a file to write the report to")
+        if json_path and junit_path and os.path.abspath(json_path) == os.path.abspath(junit_path):
+            json_path = junit_path = None
+            raise CouldNotRun(f"--json and --junit are both {junit_path}: each report needs a file of its own")
         width = report.id_width(chosen)
         with open_target() as target:
             for text in banner(target):
@@ -146,9 +152,12 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _jobs(text: str) -> int:
-    jobs = int(text)
+    try:
+        jobs = int(text)
+    except ValueError:
+        jobs = 0
     if jobs < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
     return jobs
 
 

@@ -12,18 +12,23 @@ that a forged token points to: an endpoint that follows a token's `jku`, `x5u` o
 serves what a follower would want (the issuer's key set, or a certificate for its key), so
 following it leads all the way to accepting the forgery.
 
+An issuer can also be made to fail (`failing()`): while it does, its key set answers 503 and the
+attempts are counted apart, so a case can see whether an endpoint keeps verifying with the keys it
+has when the key server fails.
+
 The server is the standard library's threading HTTP server on a thread: real threads in a plain
 process, greenlets in a gevent-patched one, and correct either way.
 """
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import secrets
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Iterator
 
 from conformance.runner import CouldNotRun
 from conformance.tokens import SigningKey
@@ -60,7 +65,9 @@ class _JwksHandler(BaseHTTPRequestHandler):
         """The key set at the well-known path, a trap's content at a trap, 404 anywhere else."""
         path = self.path.split("?", 1)[0]
         issuer = self.server.issuer
-        if path == JWKS_PATH:
+        if path == JWKS_PATH and issuer.record_failed_fetch():
+            self.send_error(503, "the kit's issuer is failing on purpose")
+        elif path == JWKS_PATH:
             self._send(issuer.record_fetch(), "application/json")
         elif path.startswith(TRAP_PREFIX) and issuer.sprung(path):
             kind = path[len(TRAP_PREFIX):].split("/", 1)[0]
@@ -90,8 +97,10 @@ class KitIssuer:
     that same host, so the URL an endpoint is told to trust is the one that answers.
     """
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, key: SigningKey | None = None):
-        self.key = key or SigningKey.generate()
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, key: SigningKey | None = None,
+                 alg: str | None = None):
+        """`key` (default: a new one of `alg`, default ES256) signs; `port=0` picks a free port."""
+        self.key = key or SigningKey.generate(*([alg] if alg else []))
         self.host = host
         self._requested_port = port
         self._server: _Server | None = None
@@ -99,6 +108,8 @@ class KitIssuer:
         self._lock = threading.Lock()
         self._published: list[SigningKey] = [self.key]
         self._fetched_at: list[float] = []
+        self._failing = False
+        self._failed_fetches = 0
         self._traps: collections.Counter[str] = collections.Counter()
 
     def jwks(self) -> dict[str, Any]:
@@ -117,6 +128,30 @@ class KitIssuer:
         with self._lock:
             self._fetched_at.append(time.monotonic())
         return body
+
+    def record_failed_fetch(self) -> bool:
+        """While the issuer is failing, count one attempt to fetch the key set and answer True (it gets a 503)."""
+        with self._lock:
+            if self._failing:
+                self._failed_fetches += 1
+            return self._failing
+
+    @property
+    def failed_fetches(self) -> int:
+        """How many times the key set was asked for while the issuer was failing."""
+        with self._lock:
+            return self._failed_fetches
+
+    @contextlib.contextmanager
+    def failing(self) -> Iterator[None]:
+        """Answer 503 for the key set while inside, as a key server that is down does."""
+        with self._lock:
+            self._failing = True
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._failing = False
 
     def fetch_times(self) -> list[float]:
         """When the key set was fetched so far (`time.monotonic()`), oldest first."""

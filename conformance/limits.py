@@ -18,9 +18,15 @@ ASSERTION_LIFETIME_SECONDS = 30
 #: seconds"; an endpoint that still takes an assertion this late allows ten seconds or more.
 EXPIRED_BY_SECONDS = 12
 
-#: Lifetimes (`exp - iat`) longer than the spec's thirty seconds, each of which must be refused:
-#: pyjwt's defaults take a year (THREATS), and four lifetimes is more than any sane leeway adds.
-LONG_LIFETIMES_SECONDS = (365 * 24 * 3600, 4 * ASSERTION_LIFETIME_SECONDS)
+#: The clock leeway docs/conformance.md's snippets give (pyjwt's `leeway`, jose's `clockTolerance`): THREATS'
+#: "a few seconds".
+DOCUMENTED_LEEWAY_SECONDS = 5
+
+#: Lifetimes (`exp - iat`) longer than the spec's thirty seconds, each of which must be refused: just past the
+#: thirty seconds plus the documented leeway (by that leeway again, so a backend allowing up to twice it still
+#: passes), four lifetimes, and a year (pyjwt's defaults take it, THREATS).
+LONG_LIFETIMES_SECONDS = (ASSERTION_LIFETIME_SECONDS + 2 * DOCUMENTED_LEEWAY_SECONDS,
+                          4 * ASSERTION_LIFETIME_SECONDS, 365 * 24 * 3600)
 
 # The kit's own budgets, not the spec's.
 
@@ -51,3 +57,22 @@ DEFAULT_JOBS = 16
 
 #: How much of a response body a failure report quotes.
 EXCERPT_CHARS = 120
+
+#: endpoint/jwks-refetch-bounded: how many forged calls with unknown random `kid`s it sends at once, and how many
+#: fetches of the key set they may cost: one when the endpoint's refetch cooldown has run out, and one more should
+#: it run out again during the burst. A client with no cooldown fetches once per call.
+JWKS_BURST_CALLS = 24
+JWKS_BURST_MAX_FETCHES = 2
+
+#: How many correct calls, signed by a key the endpoint already has, endpoint/jwks-refetch-bounded makes: they must
+#: cost no fetch of the key set (it is served with max-age=300, and cached for a lifetime).
+CACHED_CALLS = 5
+
+#: endpoint/keys-kept-when-issuer-fails: how long, while the kit's issuer answers 503, it keeps sending calls with
+#: unknown `kid`s (this far apart) until the endpoint tries to refetch, so a client that drops its keys when a fetch
+#: fails shows it. An endpoint whose cooldown outlasts this never tries, and is checked on its cached keys alone.
+OUTAGE_PROBE_SECONDS = 1.0
+OUTAGE_PROBE_PAUSE_SECONDS = 0.05
+
+#: How many correct calls endpoint/keys-kept-when-issuer-fails makes while the issuer fails: each must be accepted.
+OUTAGE_CALLS = 3

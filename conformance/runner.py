@@ -57,7 +57,16 @@ class Selection:
 
 
 def select(cases: Iterable[Case], selection: Selection) -> list[Case]:
-    """The selected cases in declaration order; selecting none is an error, never a pass."""
+    """The selected cases in declaration order; selecting none is an error, never a pass, and so is a `--case`,
+    `--area` or `--skip` that matches no case at all (a typo would otherwise select or leave out nothing, unseen)."""
+    cases = list(cases)
+    for option, given in (("--case", selection.case_prefixes), ("--skip", selection.skip_prefixes)):
+        for prefix in given:
+            if not any(case.id.startswith(prefix) for case in cases):
+                raise CouldNotRun(f"no case matches {option} {prefix}")
+    for area in selection.areas:
+        if not any(case.id.startswith(area.strip("/") + "/") for case in cases):
+            raise CouldNotRun(f"no case matches --area {area}")
     chosen = [case for case in cases if selection.matches(case)]
     if not chosen:
         raise CouldNotRun(f"no case matches {selection.describe()}")

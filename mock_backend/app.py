@@ -10,7 +10,7 @@ from werkzeug.exceptions import HTTPException
 from mock_backend import behaviours, shop
 from mock_backend.calls import CallLog, Recorder
 from mock_backend.guard import VERIFIER_KEY
-from mock_backend.jwks import REFETCH_COOLDOWN_SECONDS, Fetcher
+from mock_backend.jwks import PINNED_ALGORITHMS, REFETCH_COOLDOWN_SECONDS, Fetcher
 from mock_backend.verify import Verifier
 
 #: Request bodies larger than this are refused (413): the platform's own cap is far below it.
@@ -20,20 +20,23 @@ MAX_REQUEST_BYTES = 1_048_576
 def create_app(issuers: Iterable[str], broken: str | None = None,
                jwks_fetcher: Fetcher | None = None,
                refetch_cooldown: float = REFETCH_COOLDOWN_SECONDS,
-               requires_approval: Iterable[str] = ()) -> Flask:
+               requires_approval: Iterable[str] = (), *,
+               algorithms: Iterable[str] = PINNED_ALGORITHMS, single_use: Iterable[str] = ()) -> Flask:
     """The mock backend trusting exactly `issuers`; `broken` names one check to switch off
     (one of verify.BROKEN_MODES; anything else is a ValueError); `jwks_fetcher(url)` replaces
     the HTTP fetch of key sets; `refetch_cooldown` is how often an unknown `kid` may refetch
     them (tests shorten it, so a key rotation is picked up without a ten-second wait);
     `requires_approval` names the tools whose calls are refused without the person's approval
-    (an `approval` claim), as an integrator's backend refuses consequential calls."""
+    (an `approval` claim), as an integrator's backend refuses consequential calls; `algorithms` are those it
+    verifies with (default: each the platform signs with; an integrator pins its organization's one);
+    `single_use` names the tools that take each assertion once, refusing a `jti` taken before."""
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
     app.json.sort_keys = False
     # Keep `//` in paths as sent: the echo route must show an empty path value, not a redirect.
     app.url_map.merge_slashes = False
     app.extensions[VERIFIER_KEY] = Verifier(list(issuers), broken, jwks_fetcher, refetch_cooldown,
-                                              requires_approval)
+                                              requires_approval, algorithms=algorithms, single_use=single_use)
     app.extensions[shop.CARTS_KEY] = {}
     calls = CallLog()
 

@@ -47,22 +47,34 @@ def _serve(app, host: str, port: int, *, name: str, ready: str, log=None, notes=
 @click.option("--requires-approval", "requires_approval", multiple=True, metavar="TOOL",
               help="A tool whose calls must carry the person's approval (repeatable): a call of it whose "
                    "assertion has no `approval` claim is refused, 401 missing-approval.")
+@click.option("--algorithm", type=click.Choice(["ES256", "EdDSA", "RS256"]),
+              help="Pin your organization's algorithm (toolgate org create --algorithm): a token in any other is "
+                   "refused, 401 bad-algorithm (default: each the platform signs with, as each key's JWK names it).")
+@click.option("--single-use", "single_use", multiple=True, metavar="TOOL",
+              help="A tool that takes each assertion once (repeatable): a call of it whose assertion's jti was "
+                   "taken before is refused, 401 replayed (docs/approvals.md).")
 # Off by default: a parent that reads only the first stdout line and leaves stderr in an
 # unread pipe would otherwise stall the mock once the pipe fills. GET /_calls has it all.
 @click.option("--access-log", is_flag=True, help="Log each request to stderr.")
 def mock_backend(host: str, port: int, issuers: tuple[str, ...], broken: str | None,
-                 requires_approval: tuple[str, ...], access_log: bool) -> None:
+                 requires_approval: tuple[str, ...], algorithm: str | None, single_use: tuple[str, ...],
+                 access_log: bool) -> None:
     """Run the mock backend: a demo shop and misbehaviour on demand, behind a strict check of the platform's
     call assertions. Prints "mock backend listening on URL (trusting: …)" once bound; stops on SIGTERM."""
     from mock_backend.app import create_app
 
     try:
-        app = create_app(issuers, broken=broken, requires_approval=requires_approval)
+        app = create_app(issuers, broken=broken, requires_approval=requires_approval,
+                         single_use=single_use, **({"algorithms": [algorithm]} if algorithm else {}))
     except ValueError as error:
         raise CannotStart(f"mock backend: {error}") from None
     notes = (f"mock backend: WARNING: broken mode {broken!r}, one check is off",) if broken else ()
     if requires_approval:
         notes += (f"mock backend: calls of {', '.join(requires_approval)} need the person's approval",)
+    if single_use:
+        notes += (f"mock backend: calls of {', '.join(single_use)} take each assertion once",)
+    if algorithm:
+        notes += (f"mock backend: only {algorithm} assertions are verified",)
     _serve(app, host, port, name="mock backend", log="default" if access_log else None, notes=notes,
            ready=f"mock backend listening on {{url}} (trusting: {', '.join(issuers)})")
 

@@ -9,7 +9,9 @@ What it refuses to do, and why (RFC 8725, the JWT best current practice):
 - it never lets the token choose whom to trust: the issuers come from configuration, and a token
   naming another issuer is refused before any key is fetched;
 - it never lets the token choose the algorithm: the key's own JWK names it, and it must be one of
-  `PINNED_ALGORITHMS` (so no `alg: none`, and no HS256 keyed with a public key);
+  those it was started with (`algorithms`: by default the three the platform signs with,
+  `PINNED_ALGORITHMS`; `--algorithm` pins the organization's one), so no `alg: none`, and no HS256
+  keyed with a public key;
 - it never follows keys embedded in or pointed to by the token (`jwk`, `jku`, `x5u`, `x5c`);
 - it pins the token's type: an assertion's `typ` is "JWT", so a session token (its own `typ`)
   can never pass for one, even minted with a tool's audience;
@@ -18,7 +20,10 @@ What it refuses to do, and why (RFC 8725, the JWT best current practice):
   assertion may not live longer than the platform's thirty seconds;
 - for the tools it is told require the person's approval (`requires_approval`), it refuses an
   assertion without an `approval` claim (the id of the approval, a non-empty string): only a call
-  the person approved carries one, so the model cannot place an order on its own say-so.
+  the person approved carries one, so the model cannot place an order on its own say-so;
+- for the tools it is told take each assertion once (`single_use`), it refuses a `jti` it has
+  already taken, until that assertion has expired: a captured approved assertion cannot repeat the
+  call (docs/approvals.md).
 
 The `broken` modes each switch off exactly one of these checks. They exist so the conformance kit
 can prove its negative cases fail against a backend that forgot that one rule; never run them for
@@ -30,6 +35,8 @@ import base64
 import hashlib
 import hmac
 import re
+import threading
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -55,6 +62,7 @@ REASONS = (
     "wrong-audience",     # `aud` is not exactly the tool this route serves
     "lifetime-too-long",  # `exp - iat` is more than the assertion lifetime plus leeway
     "missing-approval",   # the tool requires the person's approval and `approval` is absent, empty or not a string
+    "replayed",           # the tool takes each assertion once, and this `jti` was taken before
 )
 
 
@@ -110,10 +118,19 @@ class Verifier:
     def __init__(self, issuers: Iterable[str], broken: str | None = None,
                  fetcher: Fetcher | None = None,
                  refetch_cooldown: float = REFETCH_COOLDOWN_SECONDS,
-                 requires_approval: Iterable[str] = ()) -> None:
+                 requires_approval: Iterable[str] = (), *,
+                 algorithms: Iterable[str] = PINNED_ALGORITHMS, single_use: Iterable[str] = ()) -> None:
         if broken is not None and broken not in BROKEN_MODES:
             raise ValueError(f"unknown broken mode {broken!r}; choose one of: {', '.join(BROKEN_MODES)}")
+        self.algorithms = tuple(algorithms)
+        unknown = [alg for alg in self.algorithms if alg not in PINNED_ALGORITHMS]
+        if unknown or not self.algorithms:
+            raise ValueError(f"an algorithm to pin is one of {', '.join(PINNED_ALGORITHMS)}, not {unknown or 'none'}")
         self.broken = broken
+        #: The tools that take each assertion once, and the `jti`s taken so far with when each expires.
+        self.single_use = frozenset(single_use)
+        self._taken: dict[str, float] = {}
+        self._taken_lock = threading.Lock()
         #: The tools whose calls must carry the person's approval.
         self.requires_approval = frozenset(requires_approval)
         self._fetcher = fetcher
@@ -153,7 +170,7 @@ class Verifier:
         if self.broken == "accept-hs256" and alg == "HS256":
             _check_hmac_with_public_keys(token, keys.all())
             return self._claims(token, tool, issuer)
-        if alg not in PINNED_ALGORITHMS:
+        if alg not in self.algorithms:
             raise Rejected("bad-algorithm")
         if self.broken == "skip-signature":
             return self._claims(token, tool, issuer)
@@ -206,7 +223,20 @@ class Verifier:
         # Last, once the assertion is known to be the platform's: only then does its approval mean anything.
         if tool in self.requires_approval and not has_approval(claims):
             raise Rejected("missing-approval")
+        if tool in self.single_use:
+            self._take(claims)
         return claims
+
+    def _take(self, claims: dict[str, Any]) -> None:
+        """Take the assertion's `jti` once: Rejected("replayed") if it was taken before and has not yet expired."""
+        now = time.time()
+        with self._taken_lock:
+            # Forget what has expired: it is refused as expired from now on, so memory holds 35 s of calls at most.
+            for jti in [jti for jti, until in self._taken.items() if until < now]:
+                del self._taken[jti]
+            if not isinstance(claims["jti"], str) or claims["jti"] in self._taken:
+                raise Rejected("replayed")
+            self._taken[claims["jti"]] = claims["exp"] + CLOCK_SKEW_SECONDS
 
 
 def has_approval(claims: dict[str, Any]) -> bool:

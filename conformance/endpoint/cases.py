@@ -1,5 +1,6 @@
-"""The endpoint suite: one correct call that must be accepted, the tables of forgeries, the subject
-binding, and a key rotation within the run.
+"""The endpoint suite: one correct call that must be accepted (and not echo its assertion), the tables of
+forgeries, the subject binding, approval and replay, the JWKS client seen from the issuer, and a key rotation within
+the run.
 
 The kit stands in for the platform and calls an integrator's endpoint the way a published tool
 would be called, so the integrator can see, before going live, that their backend accepts the
@@ -13,6 +14,7 @@ import functools
 from conformance.case import Case, Check, SpecRef, Suite, Verdict
 from conformance.endpoint.approval import NO_APPROVAL_REJECTED
 from conformance.endpoint.claims import CLAIM_FORGERIES
+from conformance.endpoint.credential import NO_CREDENTIAL_ECHOED, REPLAY_REJECTED
 from conformance.endpoint.forgeries import (
     HOW_TOOLS_RUN,
     REFUSALS,
@@ -21,6 +23,7 @@ from conformance.endpoint.forgeries import (
     check_refused,
     nothing_accepted,
 )
+from conformance.endpoint.keyset import JWKS_REFETCH_BOUNDED, KEYS_KEPT_WHEN_ISSUER_FAILS
 from conformance.endpoint.rotation import key_rotation_picked_up
 from conformance.endpoint.target import EndpointTarget
 from conformance.issuer import JWKS_PATH
@@ -121,5 +124,10 @@ def other_subject_rejected(target: EndpointTarget) -> Verdict:
     return check.verdict()
 
 
+SUITE.add(NO_CREDENTIAL_ECHOED)
 SUITE.add(NO_APPROVAL_REJECTED)
+SUITE.add(REPLAY_REJECTED)
+# Alone, each in turn (they count the issuer's fetches, or make it fail), and before the rotation, which needs it.
+SUITE.add(JWKS_REFETCH_BOUNDED)
+SUITE.add(KEYS_KEPT_WHEN_ISSUER_FAILS)
 SUITE.add(key_rotation_picked_up)

@@ -11,7 +11,12 @@ from typing import Any
 from conformance.case import SpecRef
 from conformance.endpoint.forgeries import HOW_TOOLS_RUN, THREATS, Attempt, Forgery
 from conformance.endpoint.target import EndpointTarget
-from conformance.limits import ASSERTION_LIFETIME_SECONDS, EXPIRED_BY_SECONDS, LONG_LIFETIMES_SECONDS
+from conformance.limits import (
+    ASSERTION_LIFETIME_SECONDS,
+    DOCUMENTED_LEEWAY_SECONDS,
+    EXPIRED_BY_SECONDS,
+    LONG_LIFETIMES_SECONDS,
+)
 from conformance.tokens import SESSION_TOKEN_TYPE
 
 CONTRACT = "CONTRACT.md"
@@ -84,6 +89,13 @@ def _wrong_issuer(target: EndpointTarget) -> list[Attempt]:
     return [Attempt(f"iss {untrusted.url} (an issuer serving its own key set)", untrusted.key.sign(claims))]
 
 
+def _other_issuer(target: EndpointTarget) -> list[Attempt]:
+    neighbour = f"{target.issuer.url}/orgs/another"
+    return [Attempt(f"iss {iss} ({what}), signed by the trusted key", _sign(target, {**target.claims(), "iss": iss}))
+            for iss, what in ((target.untrusted.url, "another issuer"),
+                              (neighbour, "a neighbour of the trusted issuer, beginning with its URL"))]
+
+
 def _session_token(target: EndpointTarget) -> list[Attempt]:
     return [
         Attempt(f"a token typed {SESSION_TOKEN_TYPE!r} (a session token's typ) carrying this tool's aud",
@@ -118,8 +130,9 @@ CLAIM_FORGERIES: tuple[Forgery, ...] = (
     Forgery(
         "long-lifetime", "Assertions living longer than thirty seconds are refused",
         f"An endpoint refuses, with 401 or 403, an assertion whose exp - iat is more than "
-        f"{ASSERTION_LIFETIME_SECONDS} s plus a few seconds of leeway (a year, or "
-        f"{LONG_LIFETIMES_SECONDS[-1]} s).",
+        f"{ASSERTION_LIFETIME_SECONDS} s plus a few seconds of leeway: just past it "
+        f"({LONG_LIFETIMES_SECONDS[0]} s, the documented {DOCUMENTED_LEEWAY_SECONDS} s of leeway twice over) "
+        f"as well as far past it ({LONG_LIFETIMES_SECONDS[1]} s, a year).",
         (SpecRef(THREATS, "check `exp - iat` is at most the lifetime plus leeway"),
          SpecRef(HOW_TOOLS_RUN, "exp, the expiry: thirty seconds after the call is minted.")),
         _long_lifetime,
@@ -146,6 +159,15 @@ CLAIM_FORGERIES: tuple[Forgery, ...] = (
         (SpecRef(HOW_TOOLS_RUN, "iss, the issuer: your organization’s URL on the platform."),
          SpecRef(THREATS, "The issuer comes from configuration, never from the token")),
         _wrong_issuer,
+    ),
+    Forgery(
+        "other-issuer", "Assertions signed by the trusted key but naming another issuer are refused",
+        "An endpoint compares iss with the issuer it was configured to trust, exactly, and refuses, with 401 or "
+        "403, an assertion naming another issuer (or a neighbour whose URL begins with the trusted one's), even "
+        "signed by the trusted key.",
+        (SpecRef(THREATS, "The issuer comes from configuration, never from the token"),
+         SpecRef(THREATS, "Require `exp`, `iat`, `iss`, `aud`, `sub`, `jti`")),
+        _other_issuer,
     ),
     Forgery(
         "session-token", "A session token, or a token with no typ, is never taken for an assertion",

@@ -19,7 +19,7 @@ from cryptography.hazmat.primitives import serialization
 from conformance.case import Check, SpecRef, Verdict
 from conformance.endpoint.target import EndpointTarget
 from conformance.issuer import KitIssuer
-from conformance.tokens import SigningKey, compact, hs256, with_payload
+from conformance.tokens import ALGORITHMS, ASSERTION_TYPE, SigningKey, compact, hs256, with_payload
 
 #: The answers that mean "refused": the endpoint did not take the caller to be who it claims.
 REFUSALS = (401, 403)
@@ -99,7 +99,7 @@ def check_refused(forgery: Forgery, target: EndpointTarget) -> Verdict:
 
 
 def _bad_signature(target: EndpointTarget) -> list[Attempt]:
-    impostor = SigningKey.generate()
+    impostor = SigningKey.generate(target.algorithm)
     token = impostor.sign(target.claims(), kid=target.issuer.key.kid)
     return [Attempt("an assertion signed by another key under the published kid", token)]
 
@@ -124,8 +124,30 @@ def _hs256_public_key(target: EndpointTarget) -> list[Attempt]:
     ]
 
 
+#: Algorithms the organization does not sign with that its own key can still make: a backend taking the algorithm
+#: from the token, or allowing a family of them (jose with no `algorithms`, for an RSA key), accepts them.
+SAME_KEY_ALGORITHMS = {"RS256": ("RS384", "RS512", "PS256", "PS384", "PS512")}
+#: What an ECDSA P-256 or an Ed25519 key can be made to sign under another name: an ECDSA signature over a longer
+#: hash (older pyjwt took ES384 from any EC key), and Ed25519 named as RFC 9864 names it.
+RAW_ALGORITHMS = {"ES256": (("ES384", "sha384"), ("ES512", "sha512")), "EdDSA": (("Ed25519", None),)}
+
+
+def _other_algorithm(target: EndpointTarget) -> list[Attempt]:
+    key = target.issuer.key
+    attempts = [Attempt(f"{alg} signed by the trusted key (the organization signs with {key.alg})",
+                        key.sign(target.claims(), alg=alg))
+                for alg in SAME_KEY_ALGORITHMS.get(key.alg, ())]
+    attempts += [Attempt(f"{alg} signed by the trusted key (the organization signs with {key.alg})",
+                         key.sign_raw({"alg": alg, "kid": key.kid, "typ": ASSERTION_TYPE}, target.claims(), digest))
+                 for alg, digest in RAW_ALGORITHMS.get(key.alg, ())]
+    attempts += [Attempt(f"{alg} signed by a key of that algorithm under the trusted kid",
+                         SigningKey.generate(alg).sign(target.claims(), kid=key.kid))
+                 for alg in ALGORITHMS if alg != key.alg]
+    return attempts
+
+
 def _unknown_kid(target: EndpointTarget) -> list[Attempt]:
-    stranger = SigningKey.generate()
+    stranger = SigningKey.generate(target.algorithm)
     return [Attempt(f"an assertion signed by an unpublished key (kid {stranger.kid})",
                     stranger.sign(target.claims()))]
 
@@ -137,7 +159,7 @@ def _der_base64(key: SigningKey) -> str:
 
 
 def _embedded_key(target: EndpointTarget) -> list[Attempt]:
-    stranger, untrusted = SigningKey.generate(), target.untrusted
+    stranger, untrusted = SigningKey.generate(target.algorithm), target.untrusted
     jku, x5u = untrusted.trap("jku"), untrusted.trap("x5u")
     return [
         Attempt("an assertion signed by an unpublished key embedded in its jwk header",
@@ -203,6 +225,15 @@ SIGNATURE_FORGERIES: tuple[Forgery, ...] = (
                           "from the token"),
          SpecRef(THREATS, "HS256 keyed with the public key")),
         _hs256_public_key,
+    ),
+    Forgery(
+        "other-algorithm", "Assertions in another algorithm than the organization's are refused",
+        "An endpoint pins its organization's one algorithm and refuses, with 401 or 403, an assertion in any other: "
+        "signed by the trusted key under another algorithm's name, or by a key of another algorithm the platform "
+        "offers under the trusted kid.",
+        (SpecRef(THREATS, "Verifiers pin the algorithms (ES256 by default) and never read them "
+                          "from the token"),),
+        _other_algorithm,
     ),
     Forgery(
         "unknown-kid", "Assertions signed by an unpublished key are refused",

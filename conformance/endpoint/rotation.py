@@ -84,7 +84,7 @@ def check_rotation(target: EndpointTarget) -> Verdict:
     unproven = nothing_accepted(target)
     if unproven is not None:
         return unproven
-    next_key = SigningKey.generate()
+    next_key = SigningKey.generate(target.algorithm)
     target.issuer.publish(next_key)
     published_at = time.monotonic()
     answer, calls, seconds = _calls_with(target, next_key)

@@ -207,7 +207,10 @@ class EndpointTarget:
     #: The tool requires the person's approval (`--requires-approval`): every correct call carries an `approval`
     #: claim, as the platform's approved calls do, and endpoint/no-approval-rejected sends calls without one.
     requires_approval: bool = False
+    #: The backend refuses an assertion it has already taken (`--single-use`): endpoint/replay-rejected checks it.
+    single_use: bool = False
     _valid: Answer | None = field(default=None, init=False, repr=False)
+    _valid_token: str = field(default="", init=False, repr=False)
     _valid_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -227,8 +230,19 @@ class EndpointTarget:
         """
         with self._valid_lock:
             if self._valid is None:
-                self._valid = self.send(self.issuer.key.sign(self.claims()))
+                self._valid_token = self.issuer.key.sign(self.claims())
+                self._valid = self.send(self._valid_token)
             return self._valid
+
+    def valid_token(self) -> str:
+        """The assertion the run's one correct call carried (`valid_answer` makes that call if it is still to come)."""
+        self.valid_answer()
+        return self._valid_token
+
+    @property
+    def algorithm(self) -> str:
+        """The algorithm the kit signs with (`--algorithm`), as the organization's issuer would."""
+        return self.issuer.key.alg
 
     def claims(self, subject: str | None = None) -> dict[str, Any]:
         """Fresh, correct assertion claims from the trusted issuer for this tool (with an `approval` claim when the

@@ -3,8 +3,10 @@
 `ReferenceBackend(issuer)` is a WSGI app serving two tools, `get_orders` at `/users/<subject>/orders`
 (per-user) and `search_products` at `/products` (shared). It verifies each call as the doc's pyjwt
 snippets say: `typ` pinned, no key a token embeds or points to, keys only from the issuer's key set
-(refetched on an unknown kid at most once per cooldown), ES256 only, every claim required, the
-exact audience, a few seconds of leeway, the lifetime bounded, and the path's subject equal to `sub`.
+(cached, refetched on an unknown kid at most once per cooldown, kept when a refetch fails), the
+organization's one algorithm (ES256 unless told), every claim required, the exact issuer and
+audience, a few seconds of leeway, the lifetime bounded, the path's subject equal to `sub`, no
+credential in its answers, and, told `single_use`, each `jti` taken once.
 
 Each flaw switches off or gets wrong exactly one of those, as real backends do, so the kit's tests
 can show each is caught by exactly one case. Nothing here is the kit's or the mock's code.
@@ -46,7 +48,16 @@ FLAWS: dict[str, str] = {
     "fetches-kid-url": "endpoint/kid-injection-rejected",      # refuses, but only after fetching
     "caches-forever": "endpoint/key-rotation-picked-up",
     "any-subject": "endpoint/other-subject-rejected",
+    "lifetime-100": "endpoint/long-lifetime-rejected",          # bounded, but at 100 s, not 30 + leeway
+    "iss-unchecked": "endpoint/other-issuer-rejected",          # keys from the issuer, iss never compared
+    "no-cooldown": "endpoint/jwks-refetch-bounded",             # refetches on every unknown kid
+    "drops-keys-on-failure": "endpoint/keys-kept-when-issuer-fails",  # pyjwt before 2.15.1 emptied its cache
+    "echoes-authorization": "endpoint/no-credential-echoed",    # a debugging echo of the request's headers
+    "alg-from-token": "endpoint/other-algorithm-rejected",      # algorithms=[the token's alg]: caught under RS256
 }
+
+#: The flaws only a kit signing with another algorithm than ES256 can catch, and that algorithm.
+FLAW_ALGORITHMS = {"alg-from-token": "RS256"}
 
 #: Where `kid-is-a-file` keeps its legacy HMAC secrets, one file per kid (none, in fact).
 KEY_DIRECTORY = os.path.dirname(os.path.abspath(__file__))
@@ -62,20 +73,24 @@ class ReferenceBackend:
     """The backend: `ReferenceBackend(issuer, flaw=None, cooldown=0.1)` is a WSGI app."""
 
     def __init__(self, issuer: str, flaw: str | None = None, cooldown: float = 0.1, *,
-                 people: Iterable[str] | None = None, not_yours: int = 403, requires_approval: bool = False) -> None:
+                 people: Iterable[str] | None = None, not_yours: int = 403, requires_approval: bool = False,
+                 algorithm: str = "ES256", single_use: bool = False) -> None:
         """`people`: the subjects that exist (None: anyone), others answered 404 once verified;
         `not_yours`: the status for another person's orders (403, or 404 to hide them);
-        `requires_approval`: both tools are consequential, so a call without an `approval` claim is refused."""
+        `requires_approval`: both tools are consequential, so a call without an `approval` claim is refused;
+        `algorithm`: the organization's, pinned; `single_use`: each assertion's `jti` is taken once."""
         if flaw is not None and flaw not in FLAWS:
             raise ValueError(f"no such flaw {flaw!r}")
-        self.issuer, self.flaw = issuer, flaw
+        self.issuer, self.flaw, self.algorithm = issuer, flaw, algorithm
         self.people = None if people is None else set(people)
         self.not_yours = not_yours
         self.requires_approval = requires_approval
+        self.single_use, self.taken = single_use, set()
         # The JWKS client pyjwt ships: a cached key set, one refetch per cooldown on an unknown kid.
-        # Caching forever is that same client with a cooldown no run outlasts.
-        self.keys = jwt.PyJWKClient(f"{issuer}/.well-known/jwks.json", lifespan=300,
-                                    cooldown_duration=10 ** 6 if flaw == "caches-forever" else cooldown)
+        # Caching forever is that same client with a cooldown no run outlasts; no cooldown, one of 0.
+        client = _DroppingKeys if flaw == "drops-keys-on-failure" else jwt.PyJWKClient
+        self.keys = client(f"{issuer}/.well-known/jwks.json", lifespan=300,
+                           cooldown_duration={"caches-forever": 10 ** 6, "no-cooldown": 0}.get(flaw or "", cooldown))
         self.secrets = sqlite3.connect(":memory:", check_same_thread=False)
         self.secrets.execute("CREATE TABLE keys (kid TEXT, secret TEXT)")
 
@@ -93,7 +108,13 @@ class ReferenceBackend:
                 raise Refused(self.not_yours, "not your orders")
             if self.requires_approval and not (isinstance(claims.get("approval"), str) and claims["approval"]):
                 raise Refused(403, "not approved by the person")
+            if self.single_use:
+                if claims["jti"] in self.taken:  # a test backend: its memory lives as long as one run
+                    raise Refused(401, "assertion already taken")
+                self.taken.add(claims["jti"])
             status, body = "200 OK", {"orders": []} if orders else {"products": []}
+            if self.flaw == "echoes-authorization":
+                body["request_headers"] = {"Authorization": environ.get("HTTP_AUTHORIZATION", "")}
         except Refused as refused:
             status, body = f"{refused.status} Refused", {"error": str(refused)}
         data = json.dumps(body).encode()
@@ -112,14 +133,17 @@ class ReferenceBackend:
                 raise Refused(401, "not an assertion")
             required = [c for c in REQUIRED if self.flaw != f"{c}-optional"]
             leeway = 59 if self.flaw == "leeway-59" else LEEWAY
+            issuer = None if self.flaw == "iss-unchecked" else self.issuer
             with warnings.catch_warnings():  # the flawed lookups key HMACs with short secrets: that is the point
                 warnings.simplefilter("ignore", InsecureKeyLengthWarning)
-                claims = jwt.decode(token, key, algorithms=algorithms, audience=tool, issuer=self.issuer,
+                claims = jwt.decode(token, key, algorithms=algorithms, audience=tool, issuer=issuer,
                                     leeway=leeway, options={"require": required, "strict_aud": True})
-        except (jwt.PyJWTError, OSError, ValueError, requests.RequestException) as error:
+        # TypeError: pyjwt handed a key of another type than the token's algorithm takes.
+        except (jwt.PyJWTError, OSError, ValueError, TypeError, requests.RequestException) as error:
             raise Refused(401, f"{type(error).__name__}: {error}") from None
+        lifetime = 100 if self.flaw == "lifetime-100" else LIFETIME + LEEWAY
         if self.flaw != "lifetime-unbounded" and "exp" in claims and "iat" in claims \
-                and claims["exp"] - claims["iat"] > LIFETIME + leeway:
+                and claims["exp"] - claims["iat"] > lifetime:
             raise Refused(401, "lives too long")
         return claims
 
@@ -151,4 +175,18 @@ class ReferenceBackend:
                 return row[0].encode(), alg
         if set(FORBIDDEN_HEADERS) & header.keys():
             raise Refused(401, "the token brings its own key")
-        return self.keys.get_signing_key_from_jwt(token).key, ["ES256"]
+        key = self.keys.get_signing_key_from_jwt(token).key
+        return key, alg if self.flaw == "alg-from-token" else [self.algorithm]
+
+
+class _DroppingKeys(jwt.PyJWKClient):
+    """PyJWKClient as it was before pyjwt 2.15.1: a failed fetch emptied the cached key set, so every call after it
+    fetched again, and failed, while the key server was down."""
+
+    def fetch_data(self) -> Any:
+        try:
+            return super().fetch_data()
+        except jwt.PyJWKClientConnectionError:
+            if self.jwk_set_cache is not None:
+                self.jwk_set_cache.put(None)  # what the old `finally` did
+            raise

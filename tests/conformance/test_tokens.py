@@ -8,8 +8,9 @@ import json
 
 import jwt
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
 from conformance.limits import ASSERTION_LIFETIME_SECONDS
 from conformance.tokens import SESSION_TOKEN_TYPE, SigningKey, assertion_claims, compact, hs256, with_payload
@@ -47,12 +48,54 @@ def test_a_key_survives_its_pem():
     assert again.public_jwk() == key.public_jwk()
 
 
-def test_a_pem_that_is_not_a_p256_key_is_refused():
-    other = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    pem = other.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                              serialization.NoEncryption())
-    with pytest.raises(ValueError):
+def test_a_pem_of_a_key_no_organization_signs_with_is_refused():
+    p384 = ec.generate_private_key(ec.SECP384R1())
+    pem = p384.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                             serialization.NoEncryption())
+    with pytest.raises(ValueError, match="not a key an organization signs with"):
         SigningKey.from_pem(pem)
+
+
+def test_a_pem_of_another_algorithm_than_asked_is_refused_naming_both():
+    rsa_key = SigningKey.generate("RS256")
+    assert SigningKey.from_pem(rsa_key.to_pem()).alg == "RS256"
+    with pytest.raises(ValueError, match="it holds an RS256 key, not an ES256 one"):
+        SigningKey.from_pem(rsa_key.to_pem(), "ES256")
+
+
+@pytest.mark.parametrize("alg", ["ES256", "EdDSA", "RS256"])
+def test_the_kits_key_set_and_tokens_look_as_the_platforms_do(alg):
+    # The platform's own signing code, for the same private key: the same kid, JWK and header, byte for byte.
+    from service.keys.compact import header_segment
+    from service.keys.signing_key import public_jwk, signing_key_from_private
+
+    key = SigningKey.generate(alg)
+    platform = signing_key_from_private(key.private, alg, 1_700_000_000)
+    assert key.public_jwk() == public_jwk(platform)
+    assert list(key.public_jwk()) == list(public_jwk(platform))
+    token = key.sign(assertion_claims("http://127.0.0.1:9", "get_orders", "alice"))
+    assert token.split(".")[0] == header_segment(alg, platform.kid, "JWT").decode()
+    assert jwt.decode(token, jwt.PyJWK(key.public_jwk()).key, algorithms=[alg], audience="get_orders")["sub"] == "alice"
+
+
+@pytest.mark.parametrize("alg, digest", [("ES384", "sha384"), ("ES512", "sha512")])
+def test_a_p256_key_signs_under_a_longer_hashs_name_which_pyjwt_refuses(alg, digest):
+    key = SigningKey.generate("ES256")
+    token = key.sign_raw({"alg": alg, "kid": key.kid, "typ": "JWT"}, {"a": 1}, digest)
+    head, payload, signature = token.split(".")
+    r, s = int.from_bytes(_unb64(signature)[:32], "big"), int.from_bytes(_unb64(signature)[32:], "big")
+    hashed = hashes.SHA384() if digest == "sha384" else hashes.SHA512()
+    key.private.public_key().verify(encode_dss_signature(r, s), f"{head}.{payload}".encode(), ec.ECDSA(hashed))
+    with pytest.raises(jwt.InvalidKeyError):  # pyjwt 2.10+ checks the curve; older ones verified it
+        jwt.decode(token, key.private.public_key(), algorithms=[alg])
+
+
+def test_an_ed25519_key_signs_under_rfc_9864s_name():
+    key = SigningKey.generate("EdDSA")
+    token = key.sign_raw({"alg": "Ed25519", "kid": key.kid, "typ": "JWT"}, {"a": 1})
+    head, payload, signature = token.split(".")
+    key.private.public_key().verify(_unb64(signature), f"{head}.{payload}".encode())
+    assert jwt.get_unverified_header(token)["alg"] == "Ed25519"
 
 
 def test_a_signed_assertion_has_the_contracts_header_and_claims_and_verifies():

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from conformance.endpoint import SUITE as ENDPOINT
 from conformance.platform import SUITE
-from conformance.platform.traceability import Entry, load, problems, spec_sentences
+from conformance.platform.traceability import Entry, Part, load, part_problems, problems, spec_sentences
 from tests.helpers import PROMISE_FILES, SPEC_FILES, requirement_text
 
 CASE_IDS = [case.id for case in SUITE] + [case.id for case in ENDPOINT]
@@ -78,3 +78,70 @@ def test_a_sentence_without_cases_or_reason_and_an_unknown_reason_are_problems()
     found = problems(_entries(), {"other": "unused"}, SMALL_SPEC, ["x/a", "x/b"])
     assert "spec/x.txt: 'What\\tkind\\tcode' names the unknown reason 'why'" in found
     assert "the reason 'other' is never used" in found
+
+
+# A sentence split into parts: each part a verbatim piece, in order, only glue between them, each mapped.
+
+SPLIT = "It caches keys, refetches once in a cooldown, and keeps them when the server fails."
+
+
+def _split(*parts: Part, **entry) -> Entry:
+    return Entry("spec/y.txt", SPLIT, entry.get("cases", ()), entry.get("reason"), parts)
+
+
+def _faithful() -> list[Part]:
+    return [Part("It caches keys", ("x/a",), None), Part("refetches once in a cooldown", (), "why"),
+            Part("keeps them when the server fails.", ("x/b",), None)]
+
+
+def _split_problems(entry: Entry) -> list[str]:
+    return problems([entry], {"why": "because"}, {"spec/y.txt": SPLIT}, ["x/a", "x/b"])
+
+
+def test_a_sentence_split_faithfully_with_every_part_mapped_has_no_problems():
+    assert _split_problems(_split(*_faithful())) == []
+
+
+def test_a_clause_no_part_holds_is_a_problem():
+    parts = _faithful()
+    del parts[1]
+    assert "spec/y.txt: 'It caches keys, refetches once in a cooldown, and keeps them when the server fails.': no " \
+           "part holds ', refetches once in a cooldown, and'" in _split_problems(_split(*parts))
+
+
+def test_a_reworded_or_reordered_part_is_a_problem():
+    reworded = _faithful()
+    reworded[1] = Part("refetches at most once in a cooldown", (), "why")
+    assert any("the part 'refetches at most once in a cooldown' is not a piece of the sentence" in p
+               for p in _split_problems(_split(*reworded)))
+    reordered = _faithful()
+    reordered[0], reordered[1] = reordered[1], reordered[0]
+    assert any("the part 'It caches keys' is not a piece of the sentence after the part before it" in p
+               for p in _split_problems(_split(*reordered)))
+
+
+def test_an_unmapped_part_is_a_problem():
+    parts = _faithful()
+    parts[1] = Part(parts[1].text, (), None)
+    assert "spec/y.txt: 'It caches keys, refetches once in a cooldown, and keeps them when the server fails.', its " \
+           "part 'refetches once in a cooldown', maps to no case and gives no reason" in _split_problems(_split(*parts))
+
+
+def test_a_split_sentence_mapped_as_a_whole_too_or_into_one_part_is_a_problem():
+    assert any("has parts, and cases or a reason of its own besides" in p
+               for p in _split_problems(_split(*_faithful(), cases=("x/a",))))
+    assert any("is split into fewer than two parts" in p
+               for p in _split_problems(_split(Part(SPLIT, ("x/a", "x/b"), None))))
+
+
+def test_the_jwks_sentence_is_split_and_each_part_mapped_to_its_case_or_a_reason():
+    entries, reasons = load()
+    jwks = next(e for e in entries if e.sentence.startswith("JWKS clients cache with a lifetime"))
+    assert {p.text: (p.cases, p.reason) for p in jwks.parts} == {
+        "JWKS clients cache with a lifetime": (("endpoint/jwks-refetch-bounded",), None),
+        "refetch at most once in a cooldown on an unknown `kid`":
+            (("endpoint/jwks-refetch-bounded", "endpoint/key-rotation-picked-up"), None),
+        "cap the response size": ((), "jwks-cap"),
+        "keep verifying with cached keys when the key server fails.": (("endpoint/keys-kept-when-issuer-fails",), None),
+    }
+    assert part_problems(jwks) == [] and "jwks-cap" in reasons

@@ -99,3 +99,20 @@ def test_requires_approval_names_the_tools_refused_without_it(monkeypatch, harne
 def test_help_explains_requires_approval(capsys):
     assert main(["--help"]) == 0
     assert "--requires-approval TOOL" in capsys.readouterr().out
+
+
+def test_algorithm_pins_the_organizations_one_and_single_use_takes_each_assertion_once(monkeypatch, harness):
+    served = {}
+    monkeypatch.setattr("mock_backend.cli._serve", lambda app, *args, **kwargs: served.update(app=app, **kwargs))
+    assert main(["--issuer", harness.issuer, "--algorithm", "EdDSA", "--single-use", "refund"]) == 0
+    assert served["notes"] == ("mock backend: calls of refund take each assertion once",
+                               "mock backend: only EdDSA assertions are verified")
+    client = served["app"].test_client()
+    refused = client.get("/users/alice/orders", headers=harness.bearer(alg="ES256"))
+    assert (refused.status_code, refused.get_json()["reason"]) == (401, "bad-algorithm")
+    assert client.get("/users/alice/orders", headers=harness.bearer(alg="EdDSA")).status_code == 200
+    once = harness.bearer("refund", alg="EdDSA")
+    assert client.post("/tools/refund/echo", headers=once).status_code == 200
+    again = client.post("/tools/refund/echo", headers=once)
+    assert (again.status_code, again.get_json()["reason"]) == (401, "replayed")
+    assert client.post("/tools/refund/echo", headers=harness.bearer("refund", alg="EdDSA")).status_code == 200

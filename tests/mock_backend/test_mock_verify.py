@@ -257,3 +257,29 @@ def test_a_missing_approval_is_recorded_with_its_reason(approving, harness):
 
 def test_a_mock_not_told_takes_a_call_without_approval(mock_client, harness):
     assert mock_client.post(f"/tools/{ORDER}/echo", json={}, headers=harness.bearer(ORDER)).status_code == 200
+
+
+# Tools that take each assertion once: a `jti` taken before is refused until its assertion has expired.
+
+def test_a_single_use_tool_refuses_an_assertion_taken_before_and_forgets_it_once_expired(harness, monkeypatch):
+    client = create_app([harness.issuer], single_use=["refund"]).test_client()
+    token = harness.auth(harness.token("refund"))
+    assert client.post("/tools/refund/echo", headers=token).status_code == 200
+    assert rejected_with(client.post("/tools/refund/echo", headers=token), "replayed")
+    assert client.get("/users/alice/orders", headers=token).status_code == 401  # another tool: another audience
+    plain = harness.auth(harness.token())
+    assert [client.get("/users/alice/orders", headers=plain).status_code for _ in range(2)] == [200, 200]
+    verifier = client.application.extensions["mock_backend.verifier"]
+    assert len(verifier._taken) == 1
+    later = time.time() + 3600  # an hour on: the taken jti has expired, and is forgotten at the next call
+    monkeypatch.setattr("mock_backend.verify.time.time", lambda: later)
+    verifier._take({"jti": "fresh", "exp": later + 30})
+    assert list(verifier._taken) == ["fresh"]
+
+
+def test_an_algorithm_outside_the_pinned_ones_is_refused_and_an_unknown_pin_is_a_value_error(harness):
+    client = create_app([harness.issuer], algorithms=["RS256"]).test_client()
+    assert rejected_with(client.get("/users/alice/orders", headers=harness.bearer()), "bad-algorithm")
+    assert client.get("/users/alice/orders", headers=harness.bearer(alg="RS256")).status_code == 200
+    with pytest.raises(ValueError, match="an algorithm to pin is one of ES256, EdDSA, RS256"):
+        create_app([harness.issuer], algorithms=["HS256"])
