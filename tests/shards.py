@@ -20,8 +20,10 @@ from pathlib import Path
 TESTS = Path(__file__).parent
 ROOT = TESTS.parent
 
-#: The first part: the kit's broken platforms and the browser story, with the folders their head starts begin in.
-FIRST = ["tests/api", "tests/dispatch", "tests/keys", "tests/load", "tests/dashboard", "tests/conformance_platform"]
+#: The first part: the kit's broken platforms and backends and the browser story, with the folders their head starts
+#: begin in (the endpoint kit's tests, mostly waiting on its issuer and backends, even the two parts out).
+FIRST = ["tests/api", "tests/dispatch", "tests/keys", "tests/load", "tests/dashboard", "tests/conformance",
+         "tests/conformance_platform"]
 #: Of the second part (everything else), these run first: tests in this process only, while both parts start their
 #: head starts' processes (tests that start processes of their own took twice their time then) ...
 SECOND_FIRST = ["tests/registry", "tests/ops", "tests/mock_backend", "tests/turns"]
