@@ -41,7 +41,8 @@ NOT_IN_DISPATCH = ["peewee", "service.database", "service.models", "service.pool
 def probed(tmp_path_factory) -> str:
     """lint-imports' report on a copy of the tree holding one probe per rule: a new package of `service` named in no
     layer (importing the API, which the layers alone would allow it), a module in each domain package importing each
-    web framework, and one in dispatch importing the database and the work gate."""
+    web framework, one in dispatch importing the database and the work gate, and one in the app-wide HTTP layer
+    importing the registry."""
     copy = tmp_path_factory.mktemp("probed")
     skip = shutil.ignore_patterns("__pycache__", "static", "templates", "data")
     for package in ("service", "mock_backend", "conformance", "serving"):
@@ -52,6 +53,7 @@ def probed(tmp_path_factory) -> str:
     for package in DOMAIN:
         for module in WEB + (NOT_IN_DISPATCH if package == "dispatch" else []):
             _probe(copy / "service" / package, module)
+    _probe(copy / "service" / "http", "service.registry")
     run = _lint_imports(copy, "--no-cache")
     assert run.returncode == 1, run.stdout[-4000:] + run.stderr[-2000:]
     # The report wraps long lines; the assertions read it as one line per finding.
@@ -109,3 +111,8 @@ def test_the_root_check_sees_an_import_of_the_root(tmp_path):
     probe = tmp_path / "api" / "routes.py"
     probe.write_text("from .. import app_config, registry\nfrom ..registry import x\n", encoding="utf-8")
     assert _names_taken_from_the_root(probe, tmp_path) == ["app_config"]
+
+
+def test_the_registry_in_the_app_wide_http_layer_breaks_its_contract(probed):
+    assert "service.http is not allowed to import service.registry:" in probed
+    assert "service.http.probe_registry -> service.registry (l.1)" in probed
