@@ -337,7 +337,7 @@ def _record(session, conversation_id, turn, calls, tools, outcomes, jtis, sessio
         # database refused their records. The refusal is still what the step answers (503).
         try:
             calls_log.observe(session.organization, rows, session_start=session_start)
-        except Exception:  # noqa: BLE001 - never in place of the refusal
+        except Exception:  # never in place of the refusal
             log.exception("calls whose records were refused could not be counted")
         raise
     calls_log.observe(session.organization, rows, session_start=session_start)  # metrics and one log line a call

@@ -134,7 +134,7 @@ def _outcome(work: Callable[..., Any], *args: Any) -> tuple[bool, Any]:
     """(True, what `work` returned) or (False, the exception it raised)."""
     try:
         return True, work(*args)
-    except Exception as error:  # noqa: BLE001 (handed to the waiting request, which raises it there)
+    except Exception as error:  # handed to the waiting request, which raises it there
         return False, error
 
 

@@ -68,37 +68,10 @@ def check_definition(data: Any, *, extra_fields: frozenset[str] = frozenset(),
     url = _text(_string(data, "url", found, required=True, max_chars=limits.MAX_URL_CHARS), "url", found)
     if url is not None:
         found.extend(_check_url(url))
-    scope = _string(data, "scope", found, required=False)
-    if scope is None:
-        scope = "shared"
-    elif scope not in SCOPES:  # "" too: only a missing scope defaults
-        found.append(violation("scope", "scope-unsupported"))
-    session_start = data.get("runs_at_session_start", False)
-    if not isinstance(session_start, bool):
-        found.append(violation("runs_at_session_start", "field-type"))
-        session_start = False
-    requires_approval = data.get("requires_approval", False)
-    if not isinstance(requires_approval, bool):
-        found.append(violation("requires_approval", "field-type"))
-        requires_approval = False
-    if session_start and requires_approval:
-        found.append(violation("requires_approval", "session-start-no-approval"))
-    entitlement = _string(data, "required_entitlement", found, required=False,
-                          max_chars=limits.MAX_ENTITLEMENT_CHARS)
-    if entitlement == "":
-        entitlement = None
-    if entitlement is not None and not ENTITLEMENT_PATTERN.fullmatch(entitlement):
-        found.append(violation("required_entitlement", "entitlement-format"))
-
-    raw_parameters = data.get("parameters", [])
-    if raw_parameters is None:
-        raw_parameters = []
-    if not isinstance(raw_parameters, list):
-        found.append(violation("parameters", "field-type"))
-        raw_parameters = []
-    if len(raw_parameters) > limits.MAX_PARAMETERS:
-        found.append(violation("parameters", "too-many-parameters"))
-    parameters = [_check_parameter(i, p, found) for i, p in enumerate(raw_parameters)]
+    scope = _check_scope(data, found)
+    session_start, requires_approval = _check_flags(data, found)
+    entitlement = _check_entitlement(data, found)
+    parameters = _check_parameters(data, found)
     given = [p for p in parameters if p is not None]
 
     found.extend(_check_together(method, url, scope, session_start, given, parameters))
@@ -123,31 +96,102 @@ def check_definition(data: Any, *, extra_fields: frozenset[str] = frozenset(),
     return definition, []
 
 
+def _check_scope(data: dict[str, Any], found: list[Violation]) -> str:
+    """The tool's scope: shared when it is missing."""
+    scope = _string(data, "scope", found, required=False)
+    if scope is None:
+        return "shared"
+    if scope not in SCOPES:  # "" too: only a missing scope defaults
+        found.append(violation("scope", "scope-unsupported"))
+    return scope
+
+
+def _check_flags(data: dict[str, Any], found: list[Violation]) -> tuple[bool, bool]:
+    """Whether the tool runs at session start and whether it requires approval (each False unless a boolean says
+    so); a session-start tool cannot require approval."""
+    flags = []
+    for key in ("runs_at_session_start", "requires_approval"):
+        value = data.get(key, False)
+        if not isinstance(value, bool):
+            found.append(violation(key, "field-type"))
+            value = False
+        flags.append(value)
+    session_start, requires_approval = flags
+    if session_start and requires_approval:
+        found.append(violation("requires_approval", "session-start-no-approval"))
+    return session_start, requires_approval
+
+
+def _check_entitlement(data: dict[str, Any], found: list[Violation]) -> str | None:
+    """The entitlement a tool requires, if any ("" is none)."""
+    entitlement = _string(data, "required_entitlement", found, required=False,
+                          max_chars=limits.MAX_ENTITLEMENT_CHARS)
+    if not entitlement:
+        return None
+    if not ENTITLEMENT_PATTERN.fullmatch(entitlement):
+        found.append(violation("required_entitlement", "entitlement-format"))
+    return entitlement
+
+
+def _check_parameters(data: dict[str, Any], found: list[Violation]) -> list[Parameter | None]:
+    """Each parameter as given, checked alone (None where one cannot be read); the list itself a list, and short."""
+    raw_parameters = data.get("parameters", [])
+    if raw_parameters is None:
+        raw_parameters = []
+    if not isinstance(raw_parameters, list):
+        found.append(violation("parameters", "field-type"))
+        raw_parameters = []
+    if len(raw_parameters) > limits.MAX_PARAMETERS:
+        found.append(violation("parameters", "too-many-parameters"))
+    return [_check_parameter(i, p, found) for i, p in enumerate(raw_parameters)]
+
+
 def _check_together(method, url, scope, session_start, given, parameters) -> list[Violation]:
     """The rules that relate fields to each other (the spec's 'Save validates them together')."""
-    found: list[Violation] = []
     index = {id(p): i for i, p in enumerate(parameters) if p is not None}
-    field = lambda p, name: f"parameters[{index[id(p)]}].{name}"  # noqa: E731
 
+    def field(p: Parameter, name: str) -> str:
+        """A parameter's field as the definition holds it: its place among the parameters given."""
+        return f"parameters[{index[id(p)]}].{name}"
+
+    found: list[Violation] = []
     seen: set[str] = set()
     for p in given:
         if p.name in seen:
             found.append(violation(field(p, "name"), "duplicate-parameter"))
         seen.add(p.name)
-        if p.name != SUBJECT and p.name.casefold() == SUBJECT:
-            found.append(violation(field(p, "name"), "subject-spelling"))
-        if p.location == "body" and method in METHODS and method not in BODY_METHODS:
-            found.append(violation(field(p, "location"), "body-needs-body-method"))
-        if p.location != "body" and p.type not in SCALAR_TYPES:
-            found.append(violation(field(p, "location"), "type-location-mismatch"))
-        if p.location == "path":
-            if url is not None and p.name not in placeholders(url):
-                found.append(violation(field(p, "location"), "path-needs-placeholder"))
-            if not p.required:
-                found.append(violation(field(p, "required"), "path-parameter-required"))
-        if p.location == "query" and url is not None and p.name in _fixed_query_keys(url):
-            found.append(violation(field(p, "name"), "query-key-in-url"))
+        found += _check_in_place(p, method, url, field)
+    found += _check_subjects(scope, session_start, given, field)
+    if url is not None:
+        path_names = {p.name for p in given if p.location == "path"}
+        for name in dict.fromkeys(placeholders(url)):
+            if name not in path_names and not _placeholder_outside_path(url, name):
+                found.append(violation("url", "placeholder-needs-parameter"))
+    return found
 
+
+def _check_in_place(p: Parameter, method, url, field) -> list[Violation]:
+    """One parameter against the request it rides in: its location under this method and URL."""
+    found: list[Violation] = []
+    if p.name != SUBJECT and p.name.casefold() == SUBJECT:
+        found.append(violation(field(p, "name"), "subject-spelling"))
+    if p.location == "body" and method in METHODS and method not in BODY_METHODS:
+        found.append(violation(field(p, "location"), "body-needs-body-method"))
+    if p.location != "body" and p.type not in SCALAR_TYPES:
+        found.append(violation(field(p, "location"), "type-location-mismatch"))
+    if p.location == "path":
+        if url is not None and p.name not in placeholders(url):
+            found.append(violation(field(p, "location"), "path-needs-placeholder"))
+        if not p.required:
+            found.append(violation(field(p, "required"), "path-parameter-required"))
+    if p.location == "query" and url is not None and p.name in _fixed_query_keys(url):
+        found.append(violation(field(p, "name"), "query-key-in-url"))
+    return found
+
+
+def _check_subjects(scope, session_start, given, field) -> list[Violation]:
+    """The subject parameter against the scope, and what a session-start tool may declare."""
+    found: list[Violation] = []
     subjects = [p for p in given if p.is_subject]
     for p in subjects:
         if p.type != "string":
@@ -160,12 +204,6 @@ def _check_together(method, url, scope, session_start, given, parameters) -> lis
         for p in given:
             if not p.is_subject:
                 found.append(violation(field(p, "name"), "session-start-only-subject"))
-
-    if url is not None:
-        path_names = {p.name for p in given if p.location == "path"}
-        for name in dict.fromkeys(placeholders(url)):
-            if name not in path_names and not _placeholder_outside_path(url, name):
-                found.append(violation("url", "placeholder-needs-parameter"))
     return found
 
 

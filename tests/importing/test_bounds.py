@@ -110,7 +110,7 @@ USES = [
 def outcome(call, *args):
     try:
         return call(*args)
-    except Exception as error:  # noqa: BLE001 (the comparison is of what each way raises, whatever it is)
+    except Exception as error:  # the comparison is of what each way raises, whatever it is
         return type(error).__name__, getattr(error, "rule", None), getattr(error, "ref", None)
 
 
