@@ -122,7 +122,7 @@ def optional(targets: list[Target], notes: list[str], name: str, make: Callable[
     """Add a column that may not be possible here (no git history, no PostgreSQL), saying why when it is not."""
     try:
         targets.append(make())
-    except Exception as exc:  # noqa: BLE001 - said in the report, and the other columns still run
+    except Exception as exc:  # said in the report, and the other columns still run
         notes.append(f"`{name}` not measured: {type(exc).__name__}: {str(exc)[:200]}")
 
 

@@ -98,7 +98,7 @@ async def burst(steps: list[list[str]], body: dict[str, Any]) -> dict[str, Any]:
                     statuses[status] += 1
                     if "Retry-After" in response.headers:
                         retry_after[status] += 1
-            except Exception as error:  # noqa: BLE001 — every way a step can fail is counted, by its kind
+            except Exception as error:  # every way a step can fail is counted, by its kind
                 other[type(error).__name__] += 1
                 return
             if status == 200:
@@ -250,93 +250,12 @@ def run(sizes: tuple[int, ...], databases: tuple[str, ...], tool_seconds: float,
         command: str) -> Report:
     raise_open_files(OPEN_FILES)
     report = Report("load", f"Load: N concurrent {tool_seconds:g}-second steps on one worker", command)
-    results: dict[str, dict[int, dict[str, Any]]] = {}
-    skipped: dict[str, str] = {}
     started_load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    with endpoint() as (base, _pid), tempfile.TemporaryDirectory() as tmp:
-        for engine in databases:
-            results[engine] = {}
-            try:
-                run_engine(engine, sizes, tool_seconds, postgres_url, Path(tmp), base, results[engine])
-            except Exception as error:  # noqa: BLE001 — PostgreSQL missing must not lose SQLite's figures
-                if engine == "sqlite" or results[engine]:
-                    raise
-                del results[engine]
-                skipped[engine] = f"{type(error).__name__}: {str(error)[:200]}"
-
-    def ms(seconds: float) -> str:
-        return f"{seconds * 1000:.0f}"
-
-    rows = []
-    for engine, by_n in results.items():
-        for n, f in by_n.items():
-            st, ra = f["statuses"], f["retry_after"]
-            other = sum(v for k, v in failures(f).items() if not k.startswith(("5", "429")))
-            health = f["health"]["seconds"]
-            bad_health = sum(f["health"]["failures"].values())
-            rows.append([
-                engine, n, f["ok"], f"{fivexx(f)} ({st.get('500', 0)})",
-                f"{st.get('503', 0)} ({ra.get('503', 0)})", f"{st.get('429', 0)} ({ra.get('429', 0)})", other,
-                f"{f['wall']:.2f} ({f['last_ok']:.2f})", f"{ms(median(health))} / {ms(p99(health))}" if health else "-",
-                f"{len(health)} ({bad_health})", f"{f['peak_kib'] / 1024:.0f} ({f['rss_before_kib'] / 1024:.0f})",
-                f"{f['platform_cpu']:.1f}", f"{f['cpu']:.1f}", f"{f['load']:.2f}"])
-    report.tables.append(table(
-        ["database", "N", "succeeded", "5xx (500)", "503 (Retry-After)", "429 (Retry-After)", "other failures",
-         "wall s (last success)", "/healthz p50 / p99 ms", "/healthz samples (failed)", "peak RSS MiB (before)",
-         "platform CPU s", "generator CPU s", "load avg"], rows))
-
-    limit = ("CPU: one core works through a burst's 1,000 arrivals, then its 1,000 answers arriving at once "
-             "(1.3-2.3 ms of CPU a step, by the machine's other load), and /healthz waits its turn in gevent's run "
-             "queue behind them")
+    results, skipped = measure_each(sizes, databases, tool_seconds, postgres_url)
+    report.tables.append(results_table(results))
     for engine in databases:
-        by_n = results.get(engine, {})
-        label = "SQLite" if engine == "sqlite" else "PostgreSQL"
-        at = by_n.get(GOAL_N)
-        if at is None:
-            report.goal(f"{label}: {GOAL_N:,} concurrent waiting steps on one worker: 0 errors, wall <= "
-                        f"{GOAL_WALL_SECONDS:g} s, /healthz p99 <= {ms(GOAL_HEALTH_P99_SECONDS)} ms", "not run", None)
-        else:
-            health = at["health"]["seconds"]
-            health_p99 = p99(health) if health else float("inf")
-            met = (at["ok"] == GOAL_N and at["wall"] <= GOAL_WALL_SECONDS and health_p99 <= GOAL_HEALTH_P99_SECONDS
-                   and not at["health"]["failures"])
-            report.goal(f"{label}: {GOAL_N:,} concurrent waiting steps on one worker: 0 errors, wall <= "
-                        f"{GOAL_WALL_SECONDS:g} s, /healthz p99 <= {ms(GOAL_HEALTH_P99_SECONDS)} ms",
-                        f"{GOAL_N - at['ok']} errors, wall {at['wall']:.2f} s, /healthz p99 {ms(health_p99)} ms"
-                        + (f" ({sum(at['health']['failures'].values())} failed)" if at["health"]["failures"] else ""),
-                        met, "" if met else limit)
-        if not by_n:
-            report.goal(f"{label}: beyond capacity, only 503/429 with Retry-After, never 500", "not run", None)
-            continue
-        wrong, refused = Counter(), Counter()
-        for f in by_n.values():
-            for kind, count in failures(f).items():
-                (refused if kind.endswith("with Retry-After") else wrong)[kind] += count
-        goal = f"{label}: beyond capacity, only 503/429 with Retry-After, never 500 (N up to {max(by_n):,})"
-        if wrong:
-            report.goal(goal, ", ".join(f"{v} {k}" for k, v in wrong.most_common()), False, limit)
-        elif refused:
-            report.goal(goal, ", ".join(f"{v} {k}" for k, v in refused.most_common()) + ", nothing else", True)
-        else:
-            report.goal(goal, "every step succeeded: capacity not reached", None)
-
-    bodies: dict[str, str] = {}
-    for engine, by_n in results.items():
-        for n, f in by_n.items():
-            kinds = [f"{v} {k}" for k, v in Counter(failures(f)).most_common()]
-            kinds += [f"/healthz: {v} {k}" for k, v in Counter(f["health"]["failures"]).most_common()]
-            if kinds:
-                report.notes.append(f"{engine}, N={n}, failures: " + ", ".join(kinds) + ".")
-            slowest = sorted(zip(f["health"]["seconds"], f["health"]["at"]), reverse=True)[:3]
-            if n == GOAL_N and slowest:
-                report.notes.append(f"{engine}, N={n}: the slowest /healthz answers took " + ", ".join(
-                    f"{ms(s)} ms (asked {t:.2f} s into the burst)" for s, t in slowest) + ".")
-            for status, text in f["bodies"].items():
-                bodies.setdefault(f"{status} `{text[:200].strip()}`", "")
-            report.extra[f"{engine}/{n}"] = {**{k: v for k, v in f.items() if k != "health"},
-                                             "health_seconds": [round(x, 4) for x in f["health"]["seconds"]],
-                                             "health_failures": f["health"]["failures"]}
-    report.notes += [f"A step's answer, first of its kind: {b}" for b in bodies]
+        judge(report, engine, results.get(engine, {}))
+    note_failures(report, results)
     for engine, why in skipped.items():
         report.notes.append(f"{engine} not measured: {why}")
     facts = machine()
@@ -356,6 +275,109 @@ def run(sizes: tuple[int, ...], databases: tuple[str, ...], tool_seconds: float,
         "and the endpoint share these cores.",
     ]
     return report
+
+
+def measure_each(sizes: tuple[int, ...], databases: tuple[str, ...], tool_seconds: float, postgres_url: str,
+                 ) -> tuple[dict[str, dict[int, dict[str, Any]]], dict[str, str]]:
+    """Every database's figures by N, and why a database other than SQLite could not be measured."""
+    results: dict[str, dict[int, dict[str, Any]]] = {}
+    skipped: dict[str, str] = {}
+    with endpoint() as (base, _pid), tempfile.TemporaryDirectory() as tmp:
+        for engine in databases:
+            results[engine] = {}
+            try:
+                run_engine(engine, sizes, tool_seconds, postgres_url, Path(tmp), base, results[engine])
+            except Exception as error:  # PostgreSQL missing must not lose SQLite's figures
+                if engine == "sqlite" or results[engine]:
+                    raise
+                del results[engine]
+                skipped[engine] = f"{type(error).__name__}: {str(error)[:200]}"
+    return results, skipped
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f}"
+
+
+def results_table(results: dict[str, dict[int, dict[str, Any]]]) -> str:
+    """One row per database and N."""
+    rows = []
+    for engine, by_n in results.items():
+        for n, f in by_n.items():
+            st, ra = f["statuses"], f["retry_after"]
+            other = sum(v for k, v in failures(f).items() if not k.startswith(("5", "429")))
+            health = f["health"]["seconds"]
+            bad_health = sum(f["health"]["failures"].values())
+            rows.append([
+                engine, n, f["ok"], f"{fivexx(f)} ({st.get('500', 0)})",
+                f"{st.get('503', 0)} ({ra.get('503', 0)})", f"{st.get('429', 0)} ({ra.get('429', 0)})", other,
+                f"{f['wall']:.2f} ({f['last_ok']:.2f})", f"{ms(median(health))} / {ms(p99(health))}" if health else "-",
+                f"{len(health)} ({bad_health})", f"{f['peak_kib'] / 1024:.0f} ({f['rss_before_kib'] / 1024:.0f})",
+                f"{f['platform_cpu']:.1f}", f"{f['cpu']:.1f}", f"{f['load']:.2f}"])
+    return table(
+        ["database", "N", "succeeded", "5xx (500)", "503 (Retry-After)", "429 (Retry-After)", "other failures",
+         "wall s (last success)", "/healthz p50 / p99 ms", "/healthz samples (failed)", "peak RSS MiB (before)",
+         "platform CPU s", "generator CPU s", "load avg"], rows)
+
+
+#: Why a goal was missed, when it was.
+LIMIT = ("CPU: one core works through a burst's 1,000 arrivals, then its 1,000 answers arriving at once "
+         "(1.3-2.3 ms of CPU a step, by the machine's other load), and /healthz waits its turn in gevent's run "
+         "queue behind them")
+
+
+def judge(report: Report, engine: str, by_n: dict[int, dict[str, Any]]) -> None:
+    """The goals of one database: the goal N's errors, wall and /healthz; beyond capacity only 503/429."""
+    label = "SQLite" if engine == "sqlite" else "PostgreSQL"
+    at = by_n.get(GOAL_N)
+    if at is None:
+        report.goal(f"{label}: {GOAL_N:,} concurrent waiting steps on one worker: 0 errors, wall <= "
+                    f"{GOAL_WALL_SECONDS:g} s, /healthz p99 <= {ms(GOAL_HEALTH_P99_SECONDS)} ms", "not run", None)
+    else:
+        health = at["health"]["seconds"]
+        health_p99 = p99(health) if health else float("inf")
+        met = (at["ok"] == GOAL_N and at["wall"] <= GOAL_WALL_SECONDS and health_p99 <= GOAL_HEALTH_P99_SECONDS
+               and not at["health"]["failures"])
+        report.goal(f"{label}: {GOAL_N:,} concurrent waiting steps on one worker: 0 errors, wall <= "
+                    f"{GOAL_WALL_SECONDS:g} s, /healthz p99 <= {ms(GOAL_HEALTH_P99_SECONDS)} ms",
+                    f"{GOAL_N - at['ok']} errors, wall {at['wall']:.2f} s, /healthz p99 {ms(health_p99)} ms"
+                    + (f" ({sum(at['health']['failures'].values())} failed)" if at["health"]["failures"] else ""),
+                    met, "" if met else LIMIT)
+    if not by_n:
+        report.goal(f"{label}: beyond capacity, only 503/429 with Retry-After, never 500", "not run", None)
+        return
+    wrong, refused = Counter(), Counter()
+    for f in by_n.values():
+        for kind, count in failures(f).items():
+            (refused if kind.endswith("with Retry-After") else wrong)[kind] += count
+    goal = f"{label}: beyond capacity, only 503/429 with Retry-After, never 500 (N up to {max(by_n):,})"
+    if wrong:
+        report.goal(goal, ", ".join(f"{v} {k}" for k, v in wrong.most_common()), False, LIMIT)
+    elif refused:
+        report.goal(goal, ", ".join(f"{v} {k}" for k, v in refused.most_common()) + ", nothing else", True)
+    else:
+        report.goal(goal, "every step succeeded: capacity not reached", None)
+
+
+def note_failures(report: Report, results: dict[str, dict[int, dict[str, Any]]]) -> None:
+    """Each run's failures, the goal N's slowest probes, and the first answer of each kind."""
+    bodies: dict[str, str] = {}
+    for engine, by_n in results.items():
+        for n, f in by_n.items():
+            kinds = [f"{v} {k}" for k, v in Counter(failures(f)).most_common()]
+            kinds += [f"/healthz: {v} {k}" for k, v in Counter(f["health"]["failures"]).most_common()]
+            if kinds:
+                report.notes.append(f"{engine}, N={n}, failures: " + ", ".join(kinds) + ".")
+            slowest = sorted(zip(f["health"]["seconds"], f["health"]["at"]), reverse=True)[:3]
+            if n == GOAL_N and slowest:
+                report.notes.append(f"{engine}, N={n}: the slowest /healthz answers took " + ", ".join(
+                    f"{ms(s)} ms (asked {t:.2f} s into the burst)" for s, t in slowest) + ".")
+            for status, text in f["bodies"].items():
+                bodies.setdefault(f"{status} `{text[:200].strip()}`", "")
+            report.extra[f"{engine}/{n}"] = {**{k: v for k, v in f.items() if k != "health"},
+                                             "health_seconds": [round(x, 4) for x in f["health"]["seconds"]],
+                                             "health_failures": f["health"]["failures"]}
+    report.notes += [f"A step's answer, first of its kind: {b}" for b in bodies]
 
 
 def main(argv: list[str] | None = None) -> int:

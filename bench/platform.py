@@ -5,12 +5,12 @@ is an experiment, not the platform's behaviour: it writes each step's call recor
 and metrics) in a greenlet of their own after the answer has gone, to measure what that change to
 service/conversations/runs.py would buy.
 """
-import argparse  # noqa: E402
-import sys  # noqa: E402
+import argparse
+import sys
 
 import service.entry  # noqa: F401  # first: patches gevent (and psycopg) before anything else loads
-from bench.engines import ENGINES, use  # noqa: E402
-from service.cli import main  # noqa: E402
+from bench.engines import ENGINES, use
+from service.cli import main
 
 
 def defer_records() -> None:

@@ -1,33 +1,16 @@
 """Errors as values: one shape for every refusal, defined once.
 
-A `Violation` is one broken rule (field, stable rule id, the spec's sentence). A `ServiceError`
-carries an HTTP status, a stable code, a message and any violations; the API, the MCP server,
-the dashboard and the conformance kit all render these same values.
+A `ServiceError` carries an HTTP status, a stable code, a message and any violations (`service.catalogue`: one
+broken rule each, with the catalogue's sentence); the API, the MCP server, the dashboard and the conformance kit all
+render these same values.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
+from service.catalogue import MORE_VIOLATIONS, Violation, violation
 from service.limits import MAX_VIOLATIONS
-
-
-@dataclass(frozen=True)
-class Violation:
-    """One broken rule: which field, which rule (a stable kebab id) and the spec's sentence."""
-
-    field: str
-    rule: str
-    message: str
-
-    def to_dict(self) -> dict[str, str]:
-        return {"field": self.field, "rule": self.rule, "message": self.message}
-
-
-#: The last of a list cut at MAX_VIOLATIONS, in place of the problems left out.
-_MORE_VIOLATIONS_SENTENCE = (f"More problems were found than one answer lists ({MAX_VIOLATIONS}); "
-                             "fix these and try again.")
-MORE_VIOLATIONS = Violation("", "more-violations", _MORE_VIOLATIONS_SENTENCE)
 
 
 @dataclass
@@ -68,6 +51,12 @@ def invalid(violations: list[Violation], message: str = DEFINITION) -> ServiceEr
 def conflict(violation: Violation) -> ServiceError:
     """409 for a uniqueness clash such as a taken tool name."""
     return ServiceError(409, violation.rule, violation.message, [violation])
+
+
+def refusal(rule: str, status: int = 409, field: str = "") -> ServiceError:
+    """A refusal of one catalogue rule, such as a lifecycle step the tool or project is not in, with its sentence."""
+    v = violation(field, rule)
+    return ServiceError(status, rule, v.message, [v])
 
 
 def not_found(what: str = "resource") -> ServiceError:

@@ -14,8 +14,8 @@ never yield, a burst's arrivals did all their work in such a pass, and /healthz 
 After the yield the work runs from gevent's callback queue, which gevent leaves to poll the sockets again once its
 switch interval (5 ms) has passed (it looks every fifty callbacks), so a probe is answered between slices of the burst
 instead of after all of it (tests/load/test_work_gate.py shows the order). With nothing else ready to run there is no
-one to yield to, and the yield is skipped (`yield_to_ready`): an idle worker's step would otherwise pay a pass through
-the loop for nothing, three times.
+one to yield to, and the yield is skipped (`scheduling.yield_to_ready`): an idle worker's step would otherwise pay a
+pass through the loop for nothing, three times.
 
 Each app has its gate (`create_app` builds it from the settings); a request enters its app's, and `leave` and
 `stepped_out` act on whichever the request holds a place at, so code below the HTTP layer needs no app. Outside a
@@ -27,12 +27,12 @@ import time
 from contextlib import contextmanager
 from typing import Iterator
 
-import gevent
 from gevent.local import local
 from gevent.lock import BoundedSemaphore
 
 from service.errors import busy
 from service.limits import BUSY_RETRY_AFTER_SECONDS
+from service.scheduling import yield_to_ready
 
 
 class WorkGate:
@@ -91,20 +91,6 @@ def enter(gate: WorkGate) -> None:
         raise busy(BUSY_RETRY_AFTER_SECONDS)
     _held.gate = gate
     yield_to_ready()  # the work goes on from the callback queue, not the socket pass (see the module's docstring)
-
-
-def yield_to_ready() -> None:
-    """Let every other greenlet ready to run now go first, if there is any: `gevent.sleep(0)`, less its pass through
-    the loop (~11k instructions) when none is. Ready: woken in the loop's current pass (its pending watchers) or queued
-    on its callback queue (spawned, or yielded); a socket that became readable since the loop last looked is seen at
-    its next pass either way."""
-    loop = gevent.get_hub().loop
-    try:
-        others = loop.pendingcnt or len(loop._callbacks)
-    except AttributeError:  # a loop other than libev's, which tells neither: yield, as always
-        others = True
-    if others:
-        gevent.sleep(0)
 
 
 def held() -> WorkGate | None:

@@ -10,12 +10,14 @@ import json
 import time
 
 from peewee import (
+    AutoField,
     BooleanField,
     CharField,
     DoubleField,
     ForeignKeyField,
     IntegerField,
     Model,
+    ModelSelect,
     TextField,
 )
 
@@ -36,6 +38,8 @@ class JSONField(TextField):
         return None if value is None else json.loads(value)
 
 
+# Each model names its `id` and the `<foreign key>_id` and backrefs the code reads (as annotations, which peewee
+# ignores), so the type checker knows them; peewee would add the same `id` itself.
 class BaseModel(Model):
     class Meta:
         database = db
@@ -43,12 +47,14 @@ class BaseModel(Model):
 
 
 class Organization(BaseModel):
+    id = AutoField()
     slug = CharField(unique=True)
     algorithm = CharField(default="ES256")
     created_at = DoubleField(default=now)
 
 
 class ApiKey(BaseModel):
+    id = AutoField()
     organization = ForeignKeyField(Organization, backref="api_keys", on_delete="CASCADE")
     #: The public half of the key, used to find the row; the secret half is only ever hashed.
     key_id = CharField(unique=True)
@@ -60,6 +66,7 @@ class ApiKey(BaseModel):
 
 
 class SigningKeyRow(BaseModel):
+    id = AutoField()
     organization = ForeignKeyField(Organization, backref="signing_keys", on_delete="CASCADE")
     kid = CharField(unique=True)
     alg = CharField()
@@ -75,7 +82,11 @@ class SigningKeyRow(BaseModel):
 
 
 class Project(BaseModel):
+    id = AutoField()
     organization = ForeignKeyField(Organization, backref="projects", on_delete="CASCADE")
+    organization_id: int
+    #: Its published versions (ProjectVersion's backref).
+    versions: ModelSelect
     name = CharField()
     created_at = DoubleField(default=now)
 
@@ -84,11 +95,15 @@ class Project(BaseModel):
 
 
 class Tool(BaseModel):
+    id = AutoField()
     organization = ForeignKeyField(Organization, backref="tools", on_delete="CASCADE")
     #: Unique across the organization, org-wide and project tools alike; never changes.
     name = CharField()
     display_name = CharField()
     project = ForeignKeyField(Project, null=True, backref="own_tools", on_delete="RESTRICT")
+    project_id: int | None
+    #: Its published versions (ToolVersion's backref).
+    versions: ModelSelect
     created_at = DoubleField(default=now)
 
     class Meta:
@@ -98,7 +113,9 @@ class Tool(BaseModel):
 class ToolDraft(BaseModel):
     """The one draft of a tool, saved in place. `revision` grows on every save and backs the ETag."""
 
+    id = AutoField()
     tool = ForeignKeyField(Tool, unique=True, backref="drafts", on_delete="CASCADE")
+    tool_id: int
     definition = JSONField()
     revision = IntegerField(default=1)
     based_on = IntegerField(null=True)  # the published version it was copied from
@@ -109,7 +126,9 @@ class ToolDraft(BaseModel):
 class ToolVersion(BaseModel):
     """A published, immutable version. A database trigger refuses any update."""
 
+    id = AutoField()
     tool = ForeignKeyField(Tool, backref="versions", on_delete="CASCADE")
+    tool_id: int
     number = IntegerField()
     definition = JSONField()
     published_at = DoubleField(default=now)
@@ -120,6 +139,7 @@ class ToolVersion(BaseModel):
 
 
 class ProjectDraft(BaseModel):
+    id = AutoField()
     project = ForeignKeyField(Project, unique=True, backref="drafts", on_delete="CASCADE")
     #: [{"tool": name, "version": N or "draft"}]
     pins = JSONField()
@@ -129,6 +149,7 @@ class ProjectDraft(BaseModel):
 
 
 class ProjectVersion(BaseModel):
+    id = AutoField()
     project = ForeignKeyField(Project, backref="versions", on_delete="CASCADE")
     number = IntegerField()
     published_at = DoubleField(default=now)
@@ -141,8 +162,10 @@ class ProjectVersion(BaseModel):
 class Pin(BaseModel):
     """One published tool version pinned by one published project version."""
 
+    id = AutoField()
     project_version = ForeignKeyField(ProjectVersion, backref="pins", on_delete="CASCADE")
     tool_version = ForeignKeyField(ToolVersion, backref="pinned_by", on_delete="RESTRICT")
+    tool_version_id: int
     tool = ForeignKeyField(Tool, on_delete="RESTRICT")
 
     class Meta:
@@ -169,8 +192,10 @@ class Conversation(BaseModel):
     id = CharField(primary_key=True)
     organization = ForeignKeyField(Organization, on_delete="CASCADE")
     project = ForeignKeyField(Project, on_delete="CASCADE")
+    organization_id: int
     #: The pinned project version; null while the conversation runs on the project's draft.
     project_version = ForeignKeyField(ProjectVersion, null=True, on_delete="CASCADE")
+    project_version_id: int | None
     subject = CharField()
     anonymous = BooleanField()
     #: The session-start context: [{"tool", "description", "authoritative", "output" | "error"}].
@@ -187,6 +212,7 @@ class Turn(BaseModel):
 class CallRecord(BaseModel):
     """One tool call as the organization may review it: never the body, never a token."""
 
+    id = AutoField()
     organization = ForeignKeyField(Organization, on_delete="CASCADE")
     conversation_id = CharField()
     turn = CharField()
@@ -238,6 +264,7 @@ class Message(BaseModel):
     tool calls, one step's results (the body as it came, or the small failure object), or the platform's note
     that it stopped a turn. Written as the turn goes, so a failure mid-turn keeps what was already said."""
 
+    id = AutoField()
     conversation = ForeignKeyField(Conversation, backref="messages", on_delete="CASCADE")
     turn = CharField()
     role = CharField()  # user | assistant | tool | platform

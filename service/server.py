@@ -116,7 +116,7 @@ class ServiceHandler(NoDelayHandler):
 
     _head: bytes | None = None  # the response head, held until the body can go with it
 
-    def MessageClass(self, rfile, *_args) -> RequestHead:  # noqa: N802 (gevent's name)
+    def MessageClass(self, rfile, *_args) -> RequestHead:  # gevent's name
         return read_head(rfile)
 
     def get_environ(self) -> dict:

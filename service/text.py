@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-#: The rule ids a text breaks; their sentences are in `service.registry.rules.RULES`.
+#: The rule ids a text breaks; their sentences are in `service.catalogue.RULES`.
 CONTROL_CHARACTER = "control-character"
 DESCRIPTION_CONTROL_CHARACTER = "description-control-character"
 UNPAIRED_SURROGATE = "unpaired-surrogate"

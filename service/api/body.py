@@ -7,8 +7,8 @@ from typing import Any
 import orjson
 from flask import Response, request
 
+from service.catalogue import violation
 from service.errors import ServiceError, request_too_large
-from service.registry import violation
 
 
 def json_body() -> Any:

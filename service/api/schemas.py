@@ -6,8 +6,8 @@ from typing import Any
 
 from marshmallow import EXCLUDE, Schema, ValidationError, fields
 
+from service.catalogue import RULES
 from service.limits import MAX_STORED_INTEGER
-from service.registry.rules import RULES
 from service.text import CONTROL_CHARACTERS_ECMA, text_problem
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from service.catalogue import violation
 from service.conversations.held import APPROVED, DECLINED, EXPIRED, PENDING
 from service.conversations.offered import pinned_tool
 from service.conversations.runs import Dispatcher, ModelCall, get_conversation, run_decided_call
@@ -17,7 +18,6 @@ from service.definition import ToolDefinition
 from service.errors import REQUEST, approval_decided, approval_expired, invalid, not_entitled, not_found
 from service.models import Approval, Conversation, Tool, now
 from service.records import metrics
-from service.registry.rules import violation
 from service.text import is_text
 
 #: The decisions a person may take, and the status each gives.

@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterable
 
+from service.catalogue import violation
 from service.database import generation
 from service.definition import ToolDefinition
 from service.dispatch import CompiledTool, compile_definition
-from service.errors import REQUEST, invalid, not_found
+from service.errors import REQUEST, invalid, not_found, refusal
 from service.limits import MAX_STORED_INTEGER
 from service.models import Pin, Project, ProjectDraft, ProjectVersion, Tool, ToolDraft, ToolVersion
-from service.registry import refusal, violation
 
 JSON_TYPES = {"string": "string", "number": "number", "boolean": "boolean", "array": "array", "object": "object"}
 

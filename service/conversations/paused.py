@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from service.catalogue import violation
 from service.config import Config
 from service.conversations.approvals import approval_views
 from service.conversations.held import APPROVED, PENDING
@@ -22,7 +23,6 @@ from service.definition import ToolDefinition
 from service.dispatch import DECLINED, TIMED_OUT, failure_object
 from service.errors import approvals_pending, turn_awaits_continue
 from service.models import Approval, Conversation, Message, now
-from service.registry.rules import violation
 
 #: The stop reason of a turn whose step held a call for the person's approval.
 AWAITING_APPROVAL = "awaiting-approval"

@@ -5,7 +5,7 @@ in the same turn of gevent's loop (a burst of slow tools answering, many clients
 one: on SQLite each commit writes every page it touched to the WAL, call_record's seven indexes included, in the
 worker's own CPU (bench/load.py: a thousand answers arriving together). Here the first of them yields once, the
 others add their rows to its batch, and one statement writes them all; each step then answers as before. A lone
-step, with no other greenlet ready to run, writes at once (`gate.yield_to_ready`). A batch that fails fails every
+step, with no other greenlet ready to run, writes at once (`scheduling.yield_to_ready`). A batch that fails fails every
 step in it, as each would have failed alone.
 """
 from __future__ import annotations
@@ -17,8 +17,8 @@ import gevent
 import gevent.event
 
 from service.database import unavailable_error
-from service.gate import yield_to_ready
 from service.models import CallRecord
+from service.scheduling import yield_to_ready
 
 Row = dict[str, Any]
 

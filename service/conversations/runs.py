@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Sequence
 
+from service.catalogue import Violation, violation
 from service.config import Config
 from service.conversations.held import Held, hold
 from service.conversations.offered import PinnedTool, offered, pinned_tools, resolve_project_version
@@ -32,14 +33,14 @@ from service.dispatch import (
     call_tool,
     run_step,
 )
-from service.errors import ServiceError, Violation, not_found
+from service.errors import ServiceError, not_found
 from service.keys import mint_assertion, new_turn_id
 from service.keys.store import signing_key
 from service.limits import MAX_CALLS_PER_STEP
 from service.models import Approval, Conversation, Turn, now
 from service.records import calls as calls_log
 from service.records import metrics
-from service.registry import get_project, violation
+from service.registry import get_project
 from service.text import json_text_problems, recordable, text_problem
 
 log = logging.getLogger(__name__)
@@ -336,7 +337,7 @@ def _record(session, conversation_id, turn, calls, tools, outcomes, jtis, sessio
         # database refused their records. The refusal is still what the step answers (503).
         try:
             calls_log.observe(session.organization, rows, session_start=session_start)
-        except Exception:  # noqa: BLE001 - never in place of the refusal
+        except Exception:  # never in place of the refusal
             log.exception("calls whose records were refused could not be counted")
         raise
     calls_log.observe(session.organization, rows, session_start=session_start)  # metrics and one log line a call

@@ -22,6 +22,7 @@ from typing import Any, Iterator
 import gevent
 from peewee import IntegrityError
 
+from service.catalogue import violation
 from service.config import Config
 from service.conversations.approvals import approval_views
 from service.conversations.paused import (
@@ -61,7 +62,6 @@ from service.llm import (
     context_prompt,
 )
 from service.models import Conversation, Message, Turn, TurnLock, now
-from service.registry import violation
 from service.text import json_text_problems
 
 log = logging.getLogger(__name__)

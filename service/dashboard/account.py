@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from flask import redirect, request, url_for
 
+from service.catalogue import Violation
 from service.dashboard.signin import safe_next, sign_in, sign_out, signed_in
 from service.dashboard.web import blp, done, page
-from service.errors import ServiceError, Violation
+from service.errors import ServiceError
 from service.roles import READ, may
 
 NO_DASHBOARD = "A backend key only mints session tokens; sign in with an admin or agent key."

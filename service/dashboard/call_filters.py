@@ -8,10 +8,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Mapping
 
-from service.errors import Violation
+from service.catalogue import Violation, violation
 from service.limits import MAX_ROW_ID
 from service.records.calls import KINDS, CallQuery
-from service.registry.rules import violation
 from service.text import text_problem, whole_number
 
 #: The form's inputs, in the order the page shows them; `from` and `to` bound the time of the call.

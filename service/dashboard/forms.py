@@ -9,10 +9,10 @@ import json
 import re
 from typing import Any, Iterable, Mapping
 
+from service.catalogue import Violation, violation
 from service.definition import SUBJECT
-from service.errors import Violation
 from service.limits import MAX_STORED_INTEGER
-from service.registry.rules import NAME_PATTERN, placeholders, violation
+from service.registry.rules import NAME_PATTERN, placeholders
 from service.text import UNPAIRED_SURROGATE, is_blank, json_text_problems, whole_number
 
 PARAMETERS = "parameters"

@@ -10,6 +10,7 @@ from typing import Any
 from flask import request
 
 from service import registry
+from service.catalogue import violation
 from service.dashboard.readable import compare_choices, default_pair, diff_lines, history_entry, ref_label, version_ref
 from service.dashboard.web import READ, blp, page, principal, requires
 from service.limits import MAX_STORED_INTEGER
@@ -70,8 +71,8 @@ def compare(name: str):
     form = compare_form(tool, asked)
     offered = {value for value, _ in form["choices"]}
     refs = {field: version_ref(value) for field, value in asked.items()}
-    problems = [registry.violation(field, "version-format") for field, ref in refs.items() if ref is None]
-    problems += [registry.violation(field, "version-missing") for field, ref in refs.items()
+    problems = [violation(field, "version-format") for field, ref in refs.items() if ref is None]
+    problems += [violation(field, "version-missing") for field, ref in refs.items()
                  if ref is not None and str(ref) not in offered]
     if problems:
         return page("compare.html", 422, violations=problems, tool=tool, compare=form, result=None)

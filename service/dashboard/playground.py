@@ -13,6 +13,7 @@ from typing import Any
 from flask import current_app, redirect, request, session, url_for
 
 from service import registry
+from service.catalogue import Violation, violation
 from service.conversations import (
     ModelCall,
     authenticate_session,
@@ -27,13 +28,12 @@ from service.conversations import (
 from service.dashboard.calls import example_arguments, pretty, shown_results
 from service.dashboard.forms import BLANK_CALL, apply_row_op, calls_from_form, entitlements_from_text
 from service.dashboard.web import MINT_SESSIONS, blp, done, page, principal, requires
-from service.errors import ServiceError, Violation
+from service.errors import ServiceError
 from service.http import DISPATCHER_KEY, app_config
 from service.keys import mint_session_token, subject_fits
 from service.keys.store import signing_key
 from service.limits import MAX_STORED_INTEGER
 from service.ops import why
-from service.registry.rules import violation
 from service.text import is_text, whole_number
 
 #: A playground token lives only as long as the request that mints it needs (well under the session maximum).
@@ -132,9 +132,9 @@ def start_conversation():
     number = whole_number(version, MAX_STORED_INTEGER)
     problems = []
     if not project or not (version == DRAFT or number):
-        problems.append(registry.violation("version", "field-required"))
+        problems.append(violation("version", "field-required"))
     if not form["subject"]:
-        problems.append(registry.violation("subject", "field-required"))
+        problems.append(violation("subject", "field-required"))
     elif not subject_fits(form["subject"]):  # the token the playground mints holds it, like any other
         problems.append(violation("subject", "subject-format"))
     if not all(is_text(e) for e in form["entitlements"]):

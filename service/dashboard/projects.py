@@ -6,11 +6,12 @@ from typing import Any
 from flask import redirect, request, url_for
 
 from service import registry
+from service.catalogue import Violation
 from service.dashboard.forms import PIN_PREFIX, pin_violations, pins_from_form
 from service.dashboard.readable import names, repinned_sentence
 from service.dashboard.tools import summary
 from service.dashboard.web import PUBLISH, READ, WRITE_DRAFTS, blp, done, page, principal, requires
-from service.errors import ServiceError, Violation
+from service.errors import ServiceError
 from service.ops import impact
 
 DRAFT = "draft"

@@ -10,8 +10,8 @@ import gevent.pool
 
 from service.dispatch.failures import TRANSPORT_ERROR
 from service.dispatch.transport import CallOutcome
-from service.gate import yield_to_ready
 from service.limits import STEP_POOL_SIZE
+from service.scheduling import yield_to_ready
 
 log = logging.getLogger(__name__)
 

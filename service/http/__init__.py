@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from service.http.arrival import admitting, install_arrival
 from service.http.context import CONFIG_KEY, DISPATCHER_KEY, WITHOUT_DATABASE, app_config, client_left
-from service.http.credentials import bearer_token, current_principal
+from service.http.credentials import bearer_token
 from service.http.errors import ERROR_PAGE, error_response, install_error_handlers
 from service.http.hooks import install_admission, install_observability
 
 __all__ = ["CONFIG_KEY", "DISPATCHER_KEY", "ERROR_PAGE", "WITHOUT_DATABASE", "admitting", "app_config",
-           "bearer_token", "client_left", "current_principal", "error_response", "install_admission",
+           "bearer_token", "client_left", "error_response", "install_admission",
            "install_arrival", "install_error_handlers", "install_observability"]

@@ -1,10 +1,10 @@
-"""Who is calling, at the HTTP edge: the Bearer credential of a request, and the API key's principal behind it."""
+"""The Bearer credential of a request, which every edge reads (whose key or token it is, each edge asks its own
+domain: the API and the dashboard the registry, a conversation's routes the session tokens)."""
 from __future__ import annotations
 
-from flask import g, request
+from flask import request
 
 from service.errors import unauthorized
-from service.registry import Principal, authenticate_api_key, looks_like_api_key
 
 
 def bearer_token() -> str:
@@ -18,13 +18,3 @@ def bearer_in(header: str) -> str:
     if scheme.lower() != "bearer" or not token.strip():
         raise unauthorized()
     return token.strip()
-
-
-def current_principal() -> Principal:
-    """The API key's principal for this request (authenticated once, then kept on `g`)."""
-    if "principal" not in g:
-        token = bearer_token()
-        if not looks_like_api_key(token):
-            raise unauthorized()
-        g.principal = authenticate_api_key(token)
-    return g.principal

@@ -10,9 +10,9 @@ from marshmallow import fields
 from peewee import IntegrityError
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
+from service.catalogue import RULES, Violation
 from service.database import UNAVAILABLE, unavailable_error
-from service.errors import ServiceError, Violation, concurrent_change, request_too_large
-from service.registry.rules import RULES
+from service.errors import ServiceError, concurrent_change, request_too_large
 
 #: The rule of an argument marshmallow itself refused: missing, or any other (not a number, not one of those listed).
 _MARSHMALLOW_RULES = {fields.Field.default_error_messages["required"]: "field-required"}

@@ -13,8 +13,8 @@ import time
 from typing import Callable
 
 from service import limits
+from service.catalogue import violation
 from service.errors import ServiceError
-from service.registry.rules import violation
 
 DETAIL_CHARS = 300
 #: Steps between two readings of the clock: a step is a few microseconds, the clock a fraction of one.

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.errors import Violation
+from service.catalogue import Violation, violation
 from service.importing.operations import Mapped
 from service.registry import REGISTRATION_FIELDS
-from service.registry.rules import check_definition, violation
+from service.registry.rules import check_definition
 
 #: The rule that says each field was kept.
 KEPT_RULES = {"requires_approval": "approval-kept", "required_entitlement": "entitlement-kept"}

@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from service import limits
+from service.catalogue import Violation, violation
 from service.definition import METHODS as TOOL_METHODS
 from service.definition import SUBJECT, ToolDefinition
-from service.errors import Violation
 from service.importing.refs import RefError, Resolver
 from service.importing.schemas import NotCarried, Shape, object_fields, shape_of
 from service.registry import REGISTRATION_FIELDS
-from service.registry.rules import check_definition, violation
+from service.registry.rules import check_definition
 
 #: The methods of a path item, in the order the preview lists them.
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from service.errors import Violation, invalid
+from service.catalogue import Violation, violation
+from service.errors import invalid
 from service.importing.bounds import refused
-from service.registry.rules import violation
 
 FIELDS = ("document", "url", "server", "subject_parameter", "project", "operations", "apply", "update_existing")
 _VARIABLE = re.compile(r"\{([^{}]*)\}")

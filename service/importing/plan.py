@@ -14,9 +14,10 @@ from typing import Any, Callable
 import gevent
 
 from service import limits
+from service.catalogue import Violation, violation
 from service.database import released, retry_transient, write_transaction
 from service.dispatch import AddressGuard
-from service.errors import Violation, client_gone, concurrent_change, invalid
+from service.errors import client_gone, concurrent_change, invalid
 from service.importing.bounds import Budget, refused
 from service.importing.document import read_document
 from service.importing.fetch import fetch_document
@@ -26,7 +27,6 @@ from service.importing.options import ImportOptions, chosen_server, first_server
 from service.importing.refs import RefError, Resolver
 from service.models import Organization, Project, Tool, ToolDraft
 from service.records import audit
-from service.registry.rules import violation
 from service.registry.tools import (
     create_tool_in_transaction,
     latest_version,
@@ -134,7 +134,7 @@ def _outcome(work: Callable[..., Any], *args: Any) -> tuple[bool, Any]:
     """(True, what `work` returned) or (False, the exception it raised)."""
     try:
         return True, work(*args)
-    except Exception as error:  # noqa: BLE001 (handed to the waiting request, which raises it there)
+    except Exception as error:  # handed to the waiting request, which raises it there
         return False, error
 
 

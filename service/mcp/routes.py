@@ -14,7 +14,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 
 from service.database import UNAVAILABLE, unavailable_error
 from service.errors import ServiceError, role_key
-from service.http import app_config, current_principal
+from service.http import app_config, bearer_token
 from service.mcp import protocol, tools
 from service.mcp.protocol import (
     INTERNAL_ERROR,
@@ -25,7 +25,7 @@ from service.mcp.protocol import (
     Message,
     ProtocolError,
 )
-from service.registry import Principal
+from service.registry import Principal, authenticate_api_key
 from service.roles import READ, may
 
 blp = Blueprint("mcp", __name__)
@@ -64,7 +64,7 @@ def _check_origin() -> None:
 def _principal() -> Principal:
     """The caller's API key, which must be an agent or admin key."""
     try:
-        principal = current_principal()
+        principal = authenticate_api_key(bearer_token())
     except ServiceError as error:
         raise ProtocolError(error.status, INVALID_REQUEST, error.message) from None
     if not may(principal.role, READ):

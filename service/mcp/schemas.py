@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from service import limits
+from service.catalogue import Violation, violation
 from service.definition import ELEMENT_TYPES, LOCATIONS, METHODS, SCOPES, TYPES
-from service.errors import ServiceError, Violation
-from service.registry.rules import violation
+from service.errors import ServiceError
 from service.text import text_problem
 
 PARAMETER = {

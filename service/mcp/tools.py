@@ -15,12 +15,13 @@ from typing import Any, Callable
 from peewee import IntegrityError
 
 from service import importing, registry
+from service.catalogue import Violation
 from service.database import write_transaction
-from service.errors import PIN, ServiceError, Violation, concurrent_change, invalid
+from service.errors import PIN, ServiceError, concurrent_change, invalid, refusal
 from service.http import DISPATCHER_KEY, client_left
 from service.mcp import schemas
 from service.mcp.protocol import INVALID_PARAMS, ProtocolError
-from service.registry import REGISTRATION_FIELDS, refusal
+from service.registry import REGISTRATION_FIELDS
 from service.roles import READ, WRITE_DRAFTS, require
 
 Handler = Callable[[registry.Principal, dict[str, Any]], dict[str, Any]]

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.errors import not_found
+from service.errors import not_found, refusal
 from service.models import Organization, Pin, Project, ProjectDraft, ProjectVersion, ToolVersion
 from service.ops.changes import compare, text_diff
 from service.registry.projects import get_project, project_view
-from service.registry.tools import draft_of, get_tool, get_version, latest_version, refusal
+from service.registry.tools import draft_of, get_tool, get_version, latest_version
 
 DRAFT = "draft"
 

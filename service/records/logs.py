@@ -95,7 +95,7 @@ class _StderrHandler(logging.StreamHandler):
     def __init__(self) -> None:
         logging.Handler.__init__(self)
 
-    def createLock(self) -> None:  # noqa: N802 (logging's name)
+    def createLock(self) -> None:  # logging's name
         # The thread's own reentrant lock, not gevent's (written for waiting greenlets, ~1 µs a line more): a line is
         # written to stderr without yielding, so no greenlet ever waits on it, and it still orders threads' lines.
         self.lock = monkey.get_original("_thread", "RLock")()
@@ -160,7 +160,7 @@ def _info_lines(logger: logging.Logger, message: str, field_sets: list[dict[str,
             handler.flush()
         except RecursionError:  # as StreamHandler.emit: not an error of the stream's
             raise
-        except Exception:  # noqa: BLE001 - the stream refused: reported as logging reports it, and serving goes on
+        except Exception:  # the stream refused: reported as logging reports it, and serving goes on
             handler.handleError(logger.makeRecord(logger.name, logging.INFO, "(unknown file)", 0, message, (), None,
                                                   extra={"fields": field_sets[0]}))
 

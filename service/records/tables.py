@@ -1,7 +1,7 @@
 """The operations tables (created by migration 0003): the audit trail and its per-organization chain head."""
 from __future__ import annotations
 
-from peewee import CharField, DoubleField, ForeignKeyField, IntegerField
+from peewee import AutoField, CharField, DoubleField, ForeignKeyField, IntegerField
 
 from service.models import BaseModel, Organization
 
@@ -9,7 +9,9 @@ from service.models import BaseModel, Organization
 class AuditRecord(BaseModel):
     """One registry change: who, when, what, and the hashes that chain it to the record before."""
 
+    id = AutoField()
     organization = ForeignKeyField(Organization, on_delete="CASCADE")
+    organization_id: int
     #: 1, 2, 3, … within the organization, with no gaps: a missing number is a removed record.
     seq = IntegerField()
     created_at = DoubleField()

@@ -1,4 +1,5 @@
-"""The registry: tool definitions and every rule, drafts and published versions, projects and pins.
+"""The registry: tool definitions and every rule (their sentences are `service.catalogue`'s), drafts and published
+versions, projects and pins.
 
 Plain Python over the models; no Flask. The API, the MCP server and the dashboard all call these functions.
 """
@@ -21,7 +22,7 @@ from service.registry.projects import (
     save_project_draft,
     start_project_draft,
 )
-from service.registry.rules import RULES, check_definition, violation
+from service.registry.rules import check_definition
 from service.registry.tools import (
     REGISTRATION_FIELDS,
     definition_of,
@@ -31,7 +32,6 @@ from service.registry.tools import (
     list_tools,
     publish_tool,
     published_read_only,
-    refusal,
     register_tool,
     relabel,
     save_draft,
@@ -46,7 +46,6 @@ __all__ = [
     "Publication",
     "REGISTRATION_FIELDS",
     "ROLES",
-    "RULES",
     "Repin",
     "authenticate_api_key",
     "check_definition",
@@ -66,7 +65,6 @@ __all__ = [
     "publish_project",
     "publish_tool",
     "published_read_only",
-    "refusal",
     "register_tool",
     "relabel",
     "save_draft",
@@ -76,6 +74,5 @@ __all__ = [
     "tool_lines",
     "tool_view",
     "version_view",
-    "violation",
     "will_move",
 ]

@@ -7,11 +7,11 @@ import re
 import secrets
 from dataclasses import dataclass
 
+from service.catalogue import violation
 from service.database import write_transaction
 from service.errors import ServiceError, conflict, unauthorized
 from service.models import ApiKey, Organization, now
 from service.records import audit
-from service.registry.rules import violation
 from service.text import is_text
 
 ROLES = ("admin", "agent", "backend")

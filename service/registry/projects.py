@@ -11,13 +11,14 @@ from typing import Any
 from peewee import fn
 
 from service import limits
+from service.catalogue import Violation, violation
 from service.database import retry_transient, write_transaction
-from service.errors import PINS, REQUEST, Violation, concurrent_change, conflict, invalid, not_found
+from service.errors import PINS, REQUEST, concurrent_change, conflict, invalid, not_found, refusal
 from service.models import Organization, Pin, Project, ProjectDraft, ProjectVersion, Tool, ToolVersion, now
 from service.records import audit
 from service.registry.freezing import DRAFT, Publication, audit_moves, lock_pinned_drafts, move_pins
-from service.registry.rules import check_definition, violation
-from service.registry.tools import audit_publish, draft_of, publish_draft_in_transaction, refusal, unique_or
+from service.registry.rules import check_definition
+from service.registry.tools import audit_publish, draft_of, publish_draft_in_transaction, unique_or
 from service.text import is_text, text_problem
 
 PROJECT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # fullmatch: "$" would let a final "\n" in

@@ -1,8 +1,7 @@
 """Every rule a tool definition must hold, as plain functions over plain data.
 
-`RULES` maps each stable rule id to its sentence: the spec's own, word for word, where the spec words the rule, and
-a sentence of the same style, fixed here once, where it does not. The API, the MCP server, the dashboard and the
-conformance data all take their messages from this table.
+The rules are here; their ids and sentences are the error catalogue's (`service.catalogue`), below every layer that
+raises or renders a violation.
 """
 from __future__ import annotations
 
@@ -11,6 +10,7 @@ from typing import Any
 from urllib.parse import unquote_plus, urlsplit
 
 from service import limits
+from service.catalogue import Violation, violation
 from service.definition import (
     BODY_METHODS,
     ELEMENT_TYPES,
@@ -24,164 +24,7 @@ from service.definition import (
     ToolDefinition,
 )
 from service.dispatch import DefinitionError, compile_definition
-from service.errors import MORE_VIOLATIONS, Violation
 from service.text import is_blank, text_problem
-
-
-def _one_of(choices: tuple[str, ...]) -> str:
-    """The choices as a sentence names them: "shared or per_user", "one of query, path, or body"."""
-    if len(choices) == 2:
-        return f"{choices[0]} or {choices[1]}"
-    return f"one of {', '.join(choices[:-1])}, or {choices[-1]}"
-
-
-RULES: dict[str, str] = {
-    # The spec's failure modes, word for word.
-    "name-taken": "A tool with this name already exists.",
-    "duplicate-parameter": "A parameter with this name already exists on this tool.",
-    "per-user-needs-subject": "A per-user tool needs a subject parameter.",
-    "subject-must-be-string": "The subject parameter must be a string.",
-    "session-start-only-subject": "A tool that runs at session start may declare only the subject parameter.",
-    "session-start-no-approval": "A session-start tool cannot require approval: no person is there to approve "
-                                 "before the first reply.",
-    "body-needs-body-method": "A GET or DELETE request cannot carry a body parameter.",
-    "path-needs-placeholder": "A path parameter needs a matching placeholder in the URL.",
-    "type-location-mismatch": "This type cannot ride in that location.",
-    "array-needs-element-type": "An array parameter must say what its elements are.",
-    "element-type-only-on-array": "Only an array parameter has an element type.",
-    # Rules the spec states without a sentence, worded here once in the same style.
-    "name-format": "A tool name uses only letters, digits, and underscores, and does not start with a digit.",
-    "parameter-name-format": "A parameter name uses only letters, digits, and underscores, and does not start with a "
-                             "digit.",
-    "shared-has-no-subject": "A shared tool takes no subject parameter.",
-    "subject-spelling": "The subject parameter is spelled subject, in lower case.",
-    "placeholder-needs-parameter": "A placeholder in the URL needs a path parameter of the same name.",
-    "placeholder-outside-path": "A placeholder can stand only in the URL's path.",
-    "path-parameter-required": "A path parameter is always required, since the URL cannot be built without it.",
-    "url-format": "The URL must be an absolute http or https address, with no user info and no fragment.",
-    "method-unsupported": f"The method must be {_one_of(METHODS)}.",
-    "scope-unsupported": f"The scope must be {_one_of(SCOPES)}.",
-    "type-unsupported": f"The type must be {_one_of(TYPES)}.",
-    "location-unsupported": f"The location must be {_one_of(LOCATIONS)}.",
-    "element-type-unsupported": f"The element type must be {_one_of(ELEMENT_TYPES)}.",
-    "description-required": "A tool needs a description, written for the model.",
-    "field-required": "This field is required.",
-    # A definition's blank fields, as the dashboard's register form names them.
-    "tool-name-required": "A tool needs a tool name: the function name the model calls.",
-    "method-required": f"A tool needs a method, {_one_of(METHODS)}.",
-    "url-required": "A tool needs a URL: the address the platform calls.",
-    "field-type": "This field has the wrong type.",
-    "field-unknown": "This field is not part of a tool definition.",
-    "field-too-long": "This field is longer than the platform allows.",
-    "entitlement-format": "An entitlement is one claim, such as products:write, with no spaces.",
-    "too-many-parameters": f"A tool can declare at most {limits.MAX_PARAMETERS} parameters.",
-    "name-immutable": "A tool's name is set when it is registered and cannot change afterward.",
-    "published-read-only": "A published version is read-only. Start a new draft to change it.",
-    # Drafts, versions, projects and pins.
-    "no-draft": "This tool has no draft. Start a new draft to change it.",
-    "draft-exists": "This tool already has a draft. Save that draft instead of starting another.",
-    "no-published-version": "This tool has no published version to start a draft from.",
-    "project-immutable": "A tool's project is set when it is registered and cannot change afterward.",
-    "project-unknown": "No project with this name exists in this organization.",
-    "project-name-taken": "A project with this name already exists.",
-    "project-no-draft": "This project has no draft version. Start a new draft version from its latest published one.",
-    "project-draft-exists": "This project already has a draft version.",
-    "pin-unknown-tool": "No tool with this name exists in this organization.",
-    "pin-unknown-version": "This tool has no published version with that number.",
-    "pin-no-draft": "This tool has no draft to pin.",
-    "pin-other-project": "A project-specific tool can be pinned only by its own project.",
-    "pin-duplicate": "A project version pins each tool once.",
-    "pin-version-format": "A pin's version is a published version number or \"draft\".",
-    "too-many-pins": f"A project version pins at most {limits.MAX_PINS} tools.",
-    "url-path-format": "The URL's path cannot hold a . or .. segment or an unmatched brace.",
-    "query-key-in-url": "A query parameter cannot repeat a key the URL already fixes.",
-    "unbuildable": "The platform cannot build a safe request from this definition.",
-    # Importing an OpenAPI document (service/importing): the document, then each operation and what it carries.
-    "document-required": "Give the OpenAPI document as document, or its address as url, but not both.",
-    "document-too-large": f"The document is larger than {limits.MAX_IMPORT_DOCUMENT_BYTES:,} bytes, the most an "
-                          "import reads.",
-    "document-unreadable": "The document is neither JSON nor YAML that can be read.",
-    "document-too-complex": f"The document expands to more than {limits.MAX_IMPORT_DOCUMENT_VALUES:,} values (its "
-                            "aliases, $refs and allOf parts counted at each use), nests deeper than "
-                            f"{limits.MAX_IMPORT_DOCUMENT_DEPTH} levels or takes more than "
-                            f"{limits.IMPORT_DEADLINE_SECONDS:g} s to read, past what an import reads.",
-    "document-not-openapi": "The document is not an OpenAPI description: it needs an openapi version and its paths "
-                            "as a mapping.",
-    "swagger-unsupported": "Swagger 2.0 is not supported: convert the document to OpenAPI 3.0 or 3.1 and import "
-                           "that.",
-    "openapi-version-unsupported": "Only OpenAPI 3.0 and 3.1 documents can be imported.",
-    "too-many-operations": f"One import takes at most {limits.MAX_IMPORT_OPERATIONS:,} operations.",
-    "url-unfetchable": "The document could not be fetched from this address.",
-    "url-address-denied": "The platform may not reach this address: it is neither public nor in the allowed "
-                          "networks.",
-    "server-required": "The document names no absolute server address for its operations; give one as server.",
-    "server-unknown": "The server is one of the document's servers, by its URL or its index, or an absolute http "
-                      "or https address.",
-    "subject-parameter-unknown": "No operation of the document has a parameter of this name to carry the subject.",
-    "operation-unknown": "No operation of the document has this operationId, or this method and path.",
-    "operation-not-chosen": "This operation was not among the ones chosen.",
-    "operation-name-collision": "Another chosen operation of this document becomes a tool of the same name.",
-    "ref-remote": "A $ref to another document is not followed: only references within this document are resolved.",
-    "ref-loop": f"This $ref leads back to itself, or through more than {limits.MAX_IMPORT_REF_HOPS} others, "
-                "without reaching a value.",
-    "ref-unresolved": "This $ref points at nothing in this document.",
-    "header-not-carried": "A header parameter is not carried: a tool sends values only in the query string, the "
-                          "URL path and a JSON body.",
-    "cookie-not-carried": "A cookie parameter is not carried: a tool sends values only in the query string, the "
-                          "URL path and a JSON body.",
-    "nested-object-not-carried": "An object with fields of its own is not carried: nested shapes are not modelled "
-                                 "yet.",
-    "array-of-structures-not-carried": "An array of objects or of lists is not carried: array elements are "
-                                       "scalars.",
-    "schema-not-carried": "A value with no single type (oneOf, anyOf, not, or no type at all) is not carried.",
-    "body-not-json": "A request body that is not JSON is not carried: a tool sends its body as a JSON object.",
-    "body-not-object": "A request body is carried only as the declared fields of one JSON object.",
-    "auth-not-carried": "The operation's own credentials are not carried: each call carries the platform's signed "
-                        "assertion as its Bearer token instead.",
-    "approval-kept": "Kept from the tool's latest version: each call waits for the person's approval. The document "
-                     "does not say otherwise; mark the operation x-openai-isConsequential: false to turn it off.",
-    "entitlement-kept": "Kept from the tool's latest version: an OpenAPI document has no way to state the "
-                        "entitlement a tool requires.",
-    # Text and numbers anywhere (service.text, service.limits), and a session token's subject.
-    "control-character": "This field cannot hold control characters, such as NUL, tabs, or line breaks.",
-    "description-control-character": "A description can hold tabs and line breaks, but no other control characters.",
-    "unpaired-surrogate": "This field holds an unpaired surrogate, which is not text.",
-    "number-range": "This number is outside the range the service stores.",
-    "field-invalid": "This value is not one this field takes.",
-    "entitlements-format": "Entitlements are a list of claims such as products:write, with no spaces.",
-    "ttl-range": f"A session token lives from 1 to {limits.SESSION_TOKEN_MAX_SECONDS} seconds.",
-    "more-violations": MORE_VIOLATIONS.message,
-    "subject-format": f"A subject is 1 to {limits.MAX_SUBJECT_CHARS} characters with no control characters, and is "
-                      "not . or .., so it can stand as a path segment.",
-    "display-name-format": f"A display name is free text of at most {limits.MAX_DISPLAY_NAME_CHARS} characters.",
-    "field-in-draft": "This field is part of the definition: change it by saving the draft.",
-    "project-unpublished": "This project has no published version yet.",
-    "project-name-format": "A project name uses letters, digits, hyphens, and underscores, and starts with a letter or "
-                           "digit.",
-    # Organizations and keys.
-    "slug-format": "An organization slug uses lower-case letters, digits, and hyphens, and starts with a letter or "
-                   "digit.",
-    "slug-taken": "An organization with this slug already exists.",
-    "role-unsupported": "The role must be one of admin, agent, or backend.",
-    # Requests around the definitions: bodies, versions, conversations, the dashboard's forms, agents' arguments.
-    "malformed-body": "The request body must be JSON.",
-    "version-format": 'A version is a published version number or "draft".',
-    "version-missing": "This tool has no such version.",
-    "calls-format": f"A step carries from 1 to {limits.MAX_CALLS_PER_STEP} calls.",
-    "call-format": "A call has a string id and a string name.",
-    "arguments-format": "The arguments must be a JSON object, such as {\"status\": \"open\"}.",
-    "message-format": f"A message is a non-empty string of at most {limits.MAX_MESSAGE_CHARS} characters.",
-    "time-format": "Enter a time as YYYY-MM-DD HH:MM, in UTC.",
-    "time-order": "The end of the time range must come after its start.",
-    "kind-unknown": "Choose one of the listed kinds.",
-    "argument-required": "This argument is required.",
-    "argument-type": "This argument has the wrong type.",
-    "argument-unknown": "This tool takes no argument of this name.",
-    # Approvals of held calls.
-    "decision-format": "A decision is approve or decline.",
-    "approval-pending": "This call awaits the person's decision.",
-    "approval-sending": "This approved call is still being sent; continue once it answers.",
-}
 
 # Matched with fullmatch: `$` also matches before a final line break, so "x\n" would pass as "x".
 NAME_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -193,11 +36,6 @@ DEFINITION_FIELDS = {
     "required_entitlement", "parameters",
 }
 PARAMETER_FIELDS = {"name", "type", "location", "required", "description", "element_type"}
-
-
-def violation(field: str, rule: str) -> Violation:
-    """The violation of `rule` on `field`, with the rule's one sentence."""
-    return Violation(field=field, rule=rule, message=RULES[rule])
 
 
 def placeholders(url: str) -> list[str]:
@@ -230,37 +68,10 @@ def check_definition(data: Any, *, extra_fields: frozenset[str] = frozenset(),
     url = _text(_string(data, "url", found, required=True, max_chars=limits.MAX_URL_CHARS), "url", found)
     if url is not None:
         found.extend(_check_url(url))
-    scope = _string(data, "scope", found, required=False)
-    if scope is None:
-        scope = "shared"
-    elif scope not in SCOPES:  # "" too: only a missing scope defaults
-        found.append(violation("scope", "scope-unsupported"))
-    session_start = data.get("runs_at_session_start", False)
-    if not isinstance(session_start, bool):
-        found.append(violation("runs_at_session_start", "field-type"))
-        session_start = False
-    requires_approval = data.get("requires_approval", False)
-    if not isinstance(requires_approval, bool):
-        found.append(violation("requires_approval", "field-type"))
-        requires_approval = False
-    if session_start and requires_approval:
-        found.append(violation("requires_approval", "session-start-no-approval"))
-    entitlement = _string(data, "required_entitlement", found, required=False,
-                          max_chars=limits.MAX_ENTITLEMENT_CHARS)
-    if entitlement == "":
-        entitlement = None
-    if entitlement is not None and not ENTITLEMENT_PATTERN.fullmatch(entitlement):
-        found.append(violation("required_entitlement", "entitlement-format"))
-
-    raw_parameters = data.get("parameters", [])
-    if raw_parameters is None:
-        raw_parameters = []
-    if not isinstance(raw_parameters, list):
-        found.append(violation("parameters", "field-type"))
-        raw_parameters = []
-    if len(raw_parameters) > limits.MAX_PARAMETERS:
-        found.append(violation("parameters", "too-many-parameters"))
-    parameters = [_check_parameter(i, p, found) for i, p in enumerate(raw_parameters)]
+    scope = _check_scope(data, found)
+    session_start, requires_approval = _check_flags(data, found)
+    entitlement = _check_entitlement(data, found)
+    parameters = _check_parameters(data, found)
     given = [p for p in parameters if p is not None]
 
     found.extend(_check_together(method, url, scope, session_start, given, parameters))
@@ -285,31 +96,102 @@ def check_definition(data: Any, *, extra_fields: frozenset[str] = frozenset(),
     return definition, []
 
 
+def _check_scope(data: dict[str, Any], found: list[Violation]) -> str:
+    """The tool's scope: shared when it is missing."""
+    scope = _string(data, "scope", found, required=False)
+    if scope is None:
+        return "shared"
+    if scope not in SCOPES:  # "" too: only a missing scope defaults
+        found.append(violation("scope", "scope-unsupported"))
+    return scope
+
+
+def _check_flags(data: dict[str, Any], found: list[Violation]) -> tuple[bool, bool]:
+    """Whether the tool runs at session start and whether it requires approval (each False unless a boolean says
+    so); a session-start tool cannot require approval."""
+    flags = []
+    for key in ("runs_at_session_start", "requires_approval"):
+        value = data.get(key, False)
+        if not isinstance(value, bool):
+            found.append(violation(key, "field-type"))
+            value = False
+        flags.append(value)
+    session_start, requires_approval = flags
+    if session_start and requires_approval:
+        found.append(violation("requires_approval", "session-start-no-approval"))
+    return session_start, requires_approval
+
+
+def _check_entitlement(data: dict[str, Any], found: list[Violation]) -> str | None:
+    """The entitlement a tool requires, if any ("" is none)."""
+    entitlement = _string(data, "required_entitlement", found, required=False,
+                          max_chars=limits.MAX_ENTITLEMENT_CHARS)
+    if not entitlement:
+        return None
+    if not ENTITLEMENT_PATTERN.fullmatch(entitlement):
+        found.append(violation("required_entitlement", "entitlement-format"))
+    return entitlement
+
+
+def _check_parameters(data: dict[str, Any], found: list[Violation]) -> list[Parameter | None]:
+    """Each parameter as given, checked alone (None where one cannot be read); the list itself a list, and short."""
+    raw_parameters = data.get("parameters", [])
+    if raw_parameters is None:
+        raw_parameters = []
+    if not isinstance(raw_parameters, list):
+        found.append(violation("parameters", "field-type"))
+        raw_parameters = []
+    if len(raw_parameters) > limits.MAX_PARAMETERS:
+        found.append(violation("parameters", "too-many-parameters"))
+    return [_check_parameter(i, p, found) for i, p in enumerate(raw_parameters)]
+
+
 def _check_together(method, url, scope, session_start, given, parameters) -> list[Violation]:
     """The rules that relate fields to each other (the spec's 'Save validates them together')."""
-    found: list[Violation] = []
     index = {id(p): i for i, p in enumerate(parameters) if p is not None}
-    field = lambda p, name: f"parameters[{index[id(p)]}].{name}"  # noqa: E731
 
+    def field(p: Parameter, name: str) -> str:
+        """A parameter's field as the definition holds it: its place among the parameters given."""
+        return f"parameters[{index[id(p)]}].{name}"
+
+    found: list[Violation] = []
     seen: set[str] = set()
     for p in given:
         if p.name in seen:
             found.append(violation(field(p, "name"), "duplicate-parameter"))
         seen.add(p.name)
-        if p.name != SUBJECT and p.name.casefold() == SUBJECT:
-            found.append(violation(field(p, "name"), "subject-spelling"))
-        if p.location == "body" and method in METHODS and method not in BODY_METHODS:
-            found.append(violation(field(p, "location"), "body-needs-body-method"))
-        if p.location != "body" and p.type not in SCALAR_TYPES:
-            found.append(violation(field(p, "location"), "type-location-mismatch"))
-        if p.location == "path":
-            if url is not None and p.name not in placeholders(url):
-                found.append(violation(field(p, "location"), "path-needs-placeholder"))
-            if not p.required:
-                found.append(violation(field(p, "required"), "path-parameter-required"))
-        if p.location == "query" and url is not None and p.name in _fixed_query_keys(url):
-            found.append(violation(field(p, "name"), "query-key-in-url"))
+        found += _check_in_place(p, method, url, field)
+    found += _check_subjects(scope, session_start, given, field)
+    if url is not None:
+        path_names = {p.name for p in given if p.location == "path"}
+        for name in dict.fromkeys(placeholders(url)):
+            if name not in path_names and not _placeholder_outside_path(url, name):
+                found.append(violation("url", "placeholder-needs-parameter"))
+    return found
 
+
+def _check_in_place(p: Parameter, method, url, field) -> list[Violation]:
+    """One parameter against the request it rides in: its location under this method and URL."""
+    found: list[Violation] = []
+    if p.name != SUBJECT and p.name.casefold() == SUBJECT:
+        found.append(violation(field(p, "name"), "subject-spelling"))
+    if p.location == "body" and method in METHODS and method not in BODY_METHODS:
+        found.append(violation(field(p, "location"), "body-needs-body-method"))
+    if p.location != "body" and p.type not in SCALAR_TYPES:
+        found.append(violation(field(p, "location"), "type-location-mismatch"))
+    if p.location == "path":
+        if url is not None and p.name not in placeholders(url):
+            found.append(violation(field(p, "location"), "path-needs-placeholder"))
+        if not p.required:
+            found.append(violation(field(p, "required"), "path-parameter-required"))
+    if p.location == "query" and url is not None and p.name in _fixed_query_keys(url):
+        found.append(violation(field(p, "name"), "query-key-in-url"))
+    return found
+
+
+def _check_subjects(scope, session_start, given, field) -> list[Violation]:
+    """The subject parameter against the scope, and what a session-start tool may declare."""
+    found: list[Violation] = []
     subjects = [p for p in given if p.is_subject]
     for p in subjects:
         if p.type != "string":
@@ -322,12 +204,6 @@ def _check_together(method, url, scope, session_start, given, parameters) -> lis
         for p in given:
             if not p.is_subject:
                 found.append(violation(field(p, "name"), "session-start-only-subject"))
-
-    if url is not None:
-        path_names = {p.name for p in given if p.location == "path"}
-        for name in dict.fromkeys(placeholders(url)):
-            if name not in path_names and not _placeholder_outside_path(url, name):
-                found.append(violation("url", "placeholder-needs-parameter"))
     return found
 
 

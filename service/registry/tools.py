@@ -10,22 +10,17 @@ from typing import Any, Iterator
 from peewee import JOIN, IntegrityError, fn
 
 from service import limits
+from service.catalogue import Violation, violation
 from service.database import retry_transient, write_transaction
 from service.definition import ToolDefinition
-from service.errors import REQUEST, ServiceError, Violation, conflict, invalid, not_found, precondition_failed
+from service.errors import REQUEST, ServiceError, conflict, invalid, not_found, precondition_failed, refusal
 from service.models import Organization, Project, Tool, ToolDraft, ToolVersion, now
 from service.records import audit
 from service.registry.freezing import Publication, audit_moves, move_pins
-from service.registry.rules import DEFINITION_FIELDS, NAME_PATTERN, check_definition, violation
+from service.registry.rules import DEFINITION_FIELDS, NAME_PATTERN, check_definition
 from service.text import is_blank, is_text, text_problem
 
 REGISTRATION_FIELDS = frozenset({"display_name", "project"})
-
-
-def refusal(rule: str, status: int = 409, field: str = "") -> ServiceError:
-    """A lifecycle refusal carrying the rule's one sentence."""
-    v = violation(field, rule)
-    return ServiceError(status, rule, v.message, [v])
 
 
 @contextmanager

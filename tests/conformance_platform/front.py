@@ -111,7 +111,13 @@ class Front:
     def before(self, kind: str | None, params: dict[str, str], incoming: Incoming) -> Outgoing | None:
         """A faked answer, or None after changing the request as the faults on say."""
         body = incoming.json()
-        name = params.get("name")
+        if kind in ("tools", "version", "draft", "tool"):
+            return self.fake_registry_answer(kind, params.get("name"), params, incoming, body)
+        return self.bend_request(kind, params, incoming, body)
+
+    def fake_registry_answer(self, kind: str, name: str | None, params: dict[str, str], incoming: Incoming,
+                             body: Any) -> Outgoing | None:
+        """A registry that refuses what it must take, writes what it must refuse, or publishes on a save."""
         if kind == "tools" and incoming.method == "POST" and isinstance(body, dict):
             if self.on("refuse-named", str(body.get("name"))):
                 return Outgoing.of_json(422, {"errors": [{"field": "name", "rule": "overzealous",
@@ -127,6 +133,10 @@ class Front:
         if kind == "tool" and incoming.method == "PATCH" and self.on("label-frozen"):
             return Outgoing.of_json(409, {"errors": [{"field": "display_name", "rule": "frozen",
                                                       "message": "A published tool cannot be relabelled."}]})
+        return None
+
+    def bend_request(self, kind: str | None, params: dict[str, str], incoming: Incoming, body: Any) -> Outgoing | None:
+        """A conversation, step, import, decision or key rotation as the faults on change it (or a faked refusal)."""
         if kind == "open" and isinstance(body, dict):
             if body.get("version") == "draft" and self.on("no-draft-conversations"):
                 return Outgoing.of_json(404, {"errors": [{"field": "version", "rule": "not-found",
@@ -230,6 +240,13 @@ class Front:
             return received(self.admin("POST", incoming.path))  # the agent's publish goes through after all
         if isinstance(answer, dict) and outgoing.status >= 400 and isinstance(answer.get("errors"), list):
             return outgoing.with_json(self.bend_violations(answer))
+        if kind in ("tools", "draft", "version", "publish", "project-publish", "project"):
+            return self.bend_registry_answer(kind, name, incoming, outgoing, answer)
+        return self.bend_conversation_answer(kind, params, incoming, outgoing, answer)
+
+    def bend_registry_answer(self, kind: str, name: str | None, incoming: Incoming, outgoing: Outgoing,
+                             answer: Any) -> Outgoing:
+        """A registry's answer that publishes on its own, starts drafts blank, or hides what a publish moved."""
         if kind == "tools" and outgoing.status == 201 and self.on("register-publishes", answer.get("name")):
             self.admin("POST", f"/v1/tools/{answer['name']}/publish")
         if kind == "draft" and incoming.method == "POST" and outgoing.status == 201 and self.on("new-draft-blank"):
@@ -247,6 +264,12 @@ class Front:
             versions = [{**v, "pins": [{**p, "version": "draft"} for p in v.get("pins", [])]}
                         for v in answer.get("versions", [])]
             return outgoing.with_json({**answer, "versions": versions})
+        return outgoing
+
+    def bend_conversation_answer(self, kind: str | None, params: dict[str, str], incoming: Incoming,
+                                 outgoing: Outgoing, answer: Any) -> Outgoing:
+        """A step's results, a turn, the context and tools offered, the JWKS or an MCP result, as the faults bend
+        them."""
         if kind == "step" and outgoing.status == 200:
             self.send_held_at_once(answer.get("results", []))
             return outgoing.with_json({**answer, "results": self.bend_results(answer.get("results", []))})

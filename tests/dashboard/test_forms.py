@@ -1,6 +1,7 @@
 """The editor's form as plain data: field paths in, registry data out, violations back to their inputs."""
 from werkzeug.datastructures import MultiDict
 
+from service.catalogue import RULES, Violation
 from service.dashboard.forms import (
     BLANK_PARAMETER,
     apply_row_op,
@@ -17,8 +18,6 @@ from service.dashboard.forms import (
     registration_from_form,
     with_placeholder_parameters,
 )
-from service.errors import Violation
-from service.registry import RULES
 
 
 def test_a_field_path_becomes_an_html_id():

@@ -3,6 +3,7 @@ from datetime import datetime, timezone
 
 import pytest
 
+from service.catalogue import RULES
 from service.dashboard.call_filters import call_filters, parse_time
 from service.dashboard.readable import (
     ADDED,
@@ -20,7 +21,6 @@ from service.dashboard.readable import (
 )
 from service.ops.changes import text_diff
 from service.records import audit
-from service.registry import RULES
 
 NOON = datetime(2026, 1, 2, 12, 0, tzinfo=timezone.utc).timestamp()
 

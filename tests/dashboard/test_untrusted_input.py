@@ -5,7 +5,7 @@ import contextlib
 
 import pytest
 
-from service.registry.rules import RULES
+from service.catalogue import RULES
 from tests.conftest import ENGINES, POSTGRES_URL, fresh_postgres_schema
 from tests.dashboard.client import Person
 from tests.helpers import live_service

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from service.registry.rules import RULES
+from service.catalogue import RULES
 from tests.helpers import migrated_sqlite
 from tests.importing.test_reimport import shop
 

@@ -3,7 +3,7 @@ import re
 
 import requests
 
-from service.registry.rules import RULES
+from service.catalogue import RULES
 from tests.dashboard.client import COOKIE, Page
 from tests.importing.conftest import document
 from tests.importing.test_fetch import serving

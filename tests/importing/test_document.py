@@ -5,10 +5,10 @@ import pytest
 import yaml
 
 from service import limits
+from service.catalogue import RULES
 from service.errors import ServiceError
 from service.importing import document as reading
 from service.importing import read_document
-from service.registry.rules import RULES
 from tests.importing.conftest import document
 
 SMALL = {"openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "paths": {}}

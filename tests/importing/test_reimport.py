@@ -3,7 +3,7 @@ person's approval, and cannot say of an entitlement, is kept from the tool's lat
 each field kept."""
 import pytest
 
-from service.registry.rules import RULES
+from service.catalogue import RULES
 from tests.importing.conftest import rules
 
 SHOP = """

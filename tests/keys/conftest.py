@@ -20,7 +20,7 @@ def any_fixed_key(request) -> SigningKey:
 
 
 class _JwksHandler(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+    def do_GET(self) -> None:  # http.server's naming
         self.server.hits.append(self.path)
         if self.path != JWKS_PATH:
             self.send_error(404)

@@ -8,7 +8,7 @@ import greenlet
 import pytest
 import requests
 
-from service import gate
+from service import gate, scheduling
 from service.errors import ServiceError
 from service.gate import WorkGate
 from service.http.context import WORK_GATE_KEY
@@ -150,10 +150,10 @@ def test_a_request_yields_to_greenlets_ready_to_run_and_skips_the_yield_when_non
         switches, ran = [], []
         previous = greenlet.settrace(lambda event, args: switches.append(event))
         try:
-            gate.yield_to_ready()  # nothing else ready: no switch to the hub and back
+            scheduling.yield_to_ready()  # nothing else ready: no switch to the hub and back
             alone = list(switches)
             gevent.spawn(ran.append, "the other")
-            gate.yield_to_ready()
+            scheduling.yield_to_ready()
         finally:
             greenlet.settrace(previous)
         return alone, ran

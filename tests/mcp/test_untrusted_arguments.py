@@ -5,9 +5,9 @@ import contextlib
 
 import pytest
 
+from service.catalogue import RULES
 from service.limits import MAX_STORED_INTEGER
 from service.mcp.schemas import READ_TOOL, check_arguments
-from service.registry.rules import RULES
 from tests.conftest import ENGINES, POSTGRES_URL, fresh_postgres_schema
 from tests.helpers import live_service
 from tests.mcp.conftest import RawMcp

@@ -1,7 +1,7 @@
 """The spec's rules exact (issue 14), each with the input that used to get through or crash."""
 import pytest
 
-from service.registry import RULES
+from service.catalogue import RULES
 from tests.registry.test_tools_api import ORDERS
 
 

@@ -1,7 +1,6 @@
 """Bounds on what one request can make the registry do: pins per project version, problems per answer."""
 from service import limits
-from service.errors import MORE_VIOLATIONS
-from service.registry.rules import RULES
+from service.catalogue import MORE_VIOLATIONS, RULES
 from tests.registry.test_tools_api import ORDERS
 
 

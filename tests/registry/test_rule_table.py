@@ -1,4 +1,4 @@
-"""One rule table: every violation the service builds takes its sentence from `service.registry.rules.RULES`.
+"""One rule table: every violation the service builds takes its sentence from `service.catalogue.RULES`.
 
 Structural, over the source: a `Violation(...)` spelled out with its own sentence, or a `ServiceError` whose code is
 a rule id but whose message is another sentence, would give one rule two sentences (as `project-no-draft` had).
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import service
-from service.registry import RULES
+from service.catalogue import RULES
 
 SERVICE = Path(service.__file__).parent
 

@@ -3,7 +3,8 @@ import re
 
 import pytest
 
-from service.registry.rules import RULES, check_definition
+from service.catalogue import RULES
+from service.registry.rules import check_definition
 from tests.helpers import spec_root
 from tests.registry.vectors import ACCEPTED, REFUSED, as_set
 

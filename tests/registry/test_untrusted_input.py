@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from service.catalogue import RULES
 from service.limits import MAX_ROW_ID, MAX_STORED_INTEGER, MAX_SUBJECT_CHARS
-from service.registry.rules import RULES
 
 PAST_INTEGER = MAX_STORED_INTEGER + 1  # 2,147,483,648: past PostgreSQL's INTEGER
 PAST_BIGINT = MAX_ROW_ID + 1  # 9,223,372,036,854,775,808: past SQLite's INTEGER (an OverflowError there)

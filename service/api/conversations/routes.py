@@ -14,6 +14,7 @@ from marshmallow import Schema, fields, validate
 from service.api.body import json_body, json_response
 from service.api.document import SESSION_TOKEN, authenticated_by, route_refusal
 from service.api.schemas import IgnoresUnknownSchema
+from service.catalogue import violation
 from service.conversations import (
     Session,
     TurnLimits,
@@ -37,7 +38,6 @@ from service.errors import ServiceError
 from service.http import DISPATCHER_KEY, app_config, bearer_token
 from service.limits import MAX_CALLS_PER_STEP
 from service.llm import adapter_for
-from service.registry.rules import violation
 
 blp = Blueprint("conversations", __name__, url_prefix="/v1/conversations",
                 description="Conversations opened with a session token.")

@@ -67,7 +67,7 @@ def install_step_route(app: Flask) -> None:
                 calls = parse_calls(json_value(environ["wsgi.input"].read(length)))
                 results = run_model_step(session, conversation, turn, calls, dispatcher)
                 status, body, headers = 200, orjson.dumps({"results": results}), []
-            except Exception as failure:  # noqa: BLE001 - each answered as the app's handlers answer it
+            except Exception as failure:  # each answered as the app's handlers answer it
                 if isinstance(failure, ANSWERED):
                     error = error_for(app, failure)
                 else:  # what no handler takes: logged as Flask logs it, and its 500 in the one shape

@@ -8,16 +8,16 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields
 
-from service.api.auth import requires
+from service.api.auth import current_principal, requires
 from service.api.body import json_body
 from service.api.schemas import IgnoresUnknownSchema
-from service.errors import ServiceError, Violation, not_found
-from service.http import app_config, current_principal
+from service.catalogue import Violation, violation
+from service.errors import ServiceError, not_found
+from service.http import app_config
 from service.keys import mint_session_token, subject_fits
 from service.keys.store import jwks, rotate, signing_key
 from service.limits import MAX_ENTITLEMENTS, SESSION_TOKEN_MAX_SECONDS
 from service.registry import get_organization
-from service.registry.rules import violation
 from service.roles import MANAGE_KEYS, MINT_SESSIONS
 from service.text import is_text
 

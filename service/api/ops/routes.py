@@ -6,7 +6,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from service import registry
-from service.api.auth import requires
+from service.api.auth import current_principal, requires
 from service.api.document import route_refusal
 from service.api.ops.schemas import (
     AuditPageSchema,
@@ -23,19 +23,19 @@ from service.api.ops.schemas import (
     WhyQuerySchema,
     WhySchema,
 )
-from service.errors import ServiceError, Violation
-from service.http import admitting, current_principal
+from service.catalogue import RULES, Violation, violation
+from service.errors import ServiceError
+from service.http import admitting
 from service.limits import MAX_STORED_INTEGER
 from service.ops import health, impact, why
 from service.records import audit, calls, metrics
-from service.registry.rules import RULES, violation
 from service.roles import READ, READ_CALLS
 from service.text import whole_number
 
 blp = Blueprint("ops", __name__, description="Operations: call log, audit trail, impact, why not offered, health.")
 
 
-VERSION_FORMAT = registry.RULES["version-format"]
+VERSION_FORMAT = RULES["version-format"]
 
 
 def _ref(value: str, field: str) -> int | str:

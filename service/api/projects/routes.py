@@ -5,12 +5,11 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from service import registry
-from service.api.auth import requires
+from service.api.auth import current_principal, requires
 from service.api.body import json_body
 from service.api.document import route_refusal
 from service.api.projects.schemas import NewProjectSchema, ProjectListSchema, ProjectSchema, SavePinsSchema
 from service.api.schemas import ProjectPublishedSchema
-from service.http import current_principal
 from service.roles import PUBLISH, READ, WRITE_DRAFTS
 
 blp = Blueprint("projects", __name__, url_prefix="/v1/projects", description="Projects, pins and versions.")

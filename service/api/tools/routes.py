@@ -6,7 +6,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from service import importing, registry
-from service.api.auth import requires
+from service.api.auth import current_principal, requires
 from service.api.body import json_body
 from service.api.document import route_refusal
 from service.api.schemas import PublishedSchema
@@ -20,7 +20,7 @@ from service.api.tools.schemas import (
     ToolSchema,
     VersionSchema,
 )
-from service.http import DISPATCHER_KEY, client_left, current_principal
+from service.http import DISPATCHER_KEY, client_left
 from service.roles import PUBLISH, READ, WRITE_DRAFTS
 
 blp = Blueprint("tools", __name__, url_prefix="/v1/tools", description="Tool definitions, drafts and versions.")
