@@ -61,7 +61,7 @@ class _Server(ThreadingHTTPServer):
 class _JwksHandler(BaseHTTPRequestHandler):
     server: _Server
 
-    def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
+    def do_GET(self) -> None:  # the standard library's name
         """The key set at the well-known path, a trap's content at a trap, 404 anywhere else."""
         path = self.path.split("?", 1)[0]
         issuer = self.server.issuer

@@ -31,16 +31,16 @@ if __name__ == "__main__":  # a process entry point patches first, before socket
 
     monkey.patch_all()
 
-import json  # noqa: E402
-import secrets  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from collections import deque  # noqa: E402
-from dataclasses import dataclass  # noqa: E402
-from typing import Any  # noqa: E402
+import json
+import secrets
+import sys
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
 
-import gevent  # noqa: E402
-from flask import Flask, Response, jsonify, request  # noqa: E402
+import gevent
+from flask import Flask, Response, jsonify, request
 
 MAX_DELAY_SECONDS = 30.0
 MAX_RECORDED_REQUESTS = 1_000
