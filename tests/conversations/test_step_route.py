@@ -88,7 +88,7 @@ def test_a_failure_no_handler_expects_is_a_logged_500_in_the_one_shape(service, 
     def broken(*_args, **_kwargs):
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(step_route, "run_model_step", broken)
+    monkeypatch.setattr(step_route, "step_answer", broken)
     body = json.dumps({"calls": [{"id": "1", "name": "echo", "arguments": {}}]}).encode()
     with captured_logs() as logged:
         lean = _post(service, chat, chat.turn(), body, LEAN)
@@ -126,3 +126,41 @@ def test_only_a_plain_head_is_answered_ahead_of_flask(environ, served_here):
     length = step_route._plain_length(environ, bound=100)
     assert (length is not None) is served_here
     assert length in (None, 12)
+
+
+#: Every request hook of the app that applies to the step's endpoint (app-wide, or the conversations blueprint's), by
+#: kind: the plain path does each one's work itself (the request id, the log line and metric sample, the work gate,
+#: the connection given back). A hook added to the app fails here until the plain path does its work too, and is
+#: then added to this list.
+HOOKS_THE_PLAIN_PATH_DOES = {
+    "before_request_funcs": ["install_observability.<locals>._begin", "install_admission.<locals>._admit"],
+    "after_request_funcs": ["install_observability.<locals>._answer"],
+    "teardown_request_funcs": ["install_observability.<locals>._end", "install_admission.<locals>._give_back"],
+    "url_value_preprocessors": [],
+}
+#: The exceptions the app answers in the one shape, which the plain path answers with the same `error_for`.
+ERRORS_THE_PLAIN_PATH_ANSWERS = {"ServiceError", "IntegrityError", "OperationalError", "InterfaceError",
+                                 "MaxConnectionsExceeded", "DatabaseTimeout", "RequestEntityTooLarge", "HTTPException"}
+#: The WSGI layers a request passes, outermost first: the plain path stands between the body's arrival and admission.
+WSGI_LAYERS = ["with_arrival.<locals>.arriving", "install_step_route.<locals>.serve", "install_admission.<locals>.gated",
+               "Flask.wsgi_app"]
+
+
+def test_the_plain_path_does_the_work_of_every_hook_the_app_has(service):
+    from tests.helpers import app_for
+
+    app = app_for(service.config)
+    endpoint_blueprints = (None, "conversations")
+    for kind, expected in HOOKS_THE_PLAIN_PATH_DOES.items():
+        found = [f.__qualname__ for blueprint in endpoint_blueprints for f in getattr(app, kind).get(blueprint, [])]
+        assert sorted(found) == sorted(expected), f"{kind}: a hook the plain step path (step_route.py) skips"
+    answered = {kind.__name__ for blueprint in endpoint_blueprints
+                for by_code in app.error_handler_spec.get(blueprint, {}).values() for kind in by_code}
+    assert "ServiceError" in answered and answered <= ERRORS_THE_PLAIN_PATH_ANSWERS, \
+        "an error handler the plain step path does not apply"
+    layers, layer = [], app.wsgi_app
+    while layer is not None:
+        layers.append(layer.__qualname__)
+        cells = dict(zip(layer.__code__.co_freevars, layer.__closure__ or ())) if hasattr(layer, "__code__") else {}
+        layer = next((cell.cell_contents for name, cell in cells.items() if name in ("inner", "flask_app")), None)
+    assert layers == WSGI_LAYERS

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from functools import wraps
 from itertools import chain
+from typing import Any, Callable
 
 from flask import Response, current_app, g, jsonify, stream_with_context
 from flask.views import MethodView
@@ -16,6 +17,7 @@ from service.api.document import SESSION_TOKEN, authenticated_by, route_refusal
 from service.api.schemas import IgnoresUnknownSchema
 from service.catalogue import violation
 from service.conversations import (
+    Dispatcher,
     Session,
     TurnLimits,
     authenticate_session,
@@ -165,10 +167,17 @@ class StepViews(MethodView):
     @with_session
     def post(self, conversation_id, turn_id):
         """Run one model step: every call in parallel, results in the calls' order"""
-        session = current_session()
-        conversation, turn = get_conversation_turn(session, conversation_id, turn_id)
-        calls = parse_calls(json_body())
-        return json_response({"results": run_model_step(session, conversation, turn, calls, dispatcher())})
+        return json_response(step_answer(current_session(), conversation_id, turn_id, json_body, dispatcher()))
+
+
+def step_answer(session: Session, conversation_id: str, turn_id: str, body: Callable[[], Any],
+                dispatcher: Dispatcher) -> dict[str, Any]:
+    """The answer to one model step, built the same for both of its paths: the view above and the plain path ahead
+    of Flask (step_route.py). `body` reads the request's JSON value: only once the turn is known to be the session's,
+    so a stranger's body is never read."""
+    conversation, turn = get_conversation_turn(session, conversation_id, turn_id)
+    calls = parse_calls(body())
+    return {"results": run_model_step(session, conversation, turn, calls, dispatcher)}
 
 
 class DecisionSchema(IgnoresUnknownSchema):

@@ -21,7 +21,8 @@ from werkzeug.http import HTTP_STATUS_CODES
 
 from service import gate
 from service.api.body import json_value
-from service.conversations import Session, authenticate_session, get_conversation_turn, parse_calls, run_model_step
+from service.api.conversations.routes import step_answer
+from service.conversations import Session, authenticate_session
 from service.database import release
 from service.http.context import DISPATCHER_KEY, WORK_GATE_KEY, app_config
 from service.http.credentials import bearer_in
@@ -63,10 +64,9 @@ def install_step_route(app: Flask) -> None:
             try:
                 gate.enter(work_gate)
                 session = authenticate_session(bearer_in(environ.get("HTTP_AUTHORIZATION", "")), config)
-                conversation, turn = get_conversation_turn(session, ids[1], ids[2])
-                calls = parse_calls(json_value(environ["wsgi.input"].read(length)))
-                results = run_model_step(session, conversation, turn, calls, dispatcher)
-                status, body, headers = 200, orjson.dumps({"results": results}), []
+                answer = step_answer(session, ids[1], ids[2],
+                                     lambda: json_value(environ["wsgi.input"].read(length)), dispatcher)
+                status, body, headers = 200, orjson.dumps(answer), []
             except Exception as failure:  # each answered as the app's handlers answer it
                 if isinstance(failure, ANSWERED):
                     error = error_for(app, failure)
