@@ -1,4 +1,4 @@
-"""The fixtures every area shares, each defined once; what they are built on is in tests/helpers.py.
+"""The fixtures every area shares, each defined once; what they are built on is in tests/support/, by concern.
 
 An area's own conftest holds only fixtures no other area uses (the dispatch tests' endpoints, the mock's key
 server, the broken platform doubles).
@@ -19,20 +19,11 @@ import pytest  # noqa: E402
 
 from service.config import Config  # noqa: E402
 from tests.dashboard.client import Person  # noqa: E402
-from tests.helpers import (  # noqa: E402
-    POSTGRES_URL,
-    SECRET,
-    Api,
-    HeadStarts,
-    app_for,
-    drop_spare_schemas,
-    fresh_postgres_schema,
-    live_service,
-    make_org,
-    migrated_sqlite,
-    mock_backend,
-    stop_idle_servers,
-)
+from tests.support.constants import POSTGRES_URL, SECRET  # noqa: E402
+from tests.support.databases import app_for, drop_spare_schemas, fresh_postgres_schema, migrated_sqlite  # noqa: E402
+from tests.support.definitions import Api, make_org  # noqa: E402
+from tests.support.head_starts import HeadStarts  # noqa: E402
+from tests.support.live import live_service, mock_backend, stop_idle_servers  # noqa: E402
 
 ENGINES = [
     "sqlite",
@@ -45,7 +36,7 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "service(per_module=False, **settings): how the `service` fixture runs: "
                             "one service for the whole module, and Config fields (a body bound, a call deadline)")
     config.addinivalue_line("markers", "last: run after every other test (it reads what a head start ran beside "
-                            "them, see tests.helpers.head_start)")
+                            "them, see tests.support.head_starts.head_start)")
 
 
 def pytest_collection_modifyitems(items):
@@ -65,7 +56,7 @@ def _live_servers():
 
 @pytest.fixture(scope="session", autouse=True)
 def head_starts(request):
-    """The head starts (tests.helpers.head_start) of the fixtures the selected tests use, by fixture; stopped when the
+    """The head starts (tests.support.head_starts.head_start) of the fixtures the selected tests use, by fixture; stopped when the
     run ends."""
     started = HeadStarts(request.session.items)
     yield started

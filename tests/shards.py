@@ -7,7 +7,7 @@ folders, with the same arguments. Each is a whole run (its own fixtures, head st
 PostgreSQL schemas, all named at random), so neither can see the other's state.
 
 The first part names its folders; the second is every other test, so a new folder cannot be left out. Each part's
-order is chosen so that a head start (tests.helpers.head_start) has a folder of tests before the one that needs it.
+order is chosen so that a head start (tests.support.head_starts.head_start) has a folder of tests before the one that needs it.
 Both parts' output is printed as each ends, the first's first; the exit status is the first failing part's, or 0.
 """
 from __future__ import annotations

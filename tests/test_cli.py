@@ -18,7 +18,7 @@ import requests
 
 from service.cli import cli as cli_group
 from service.cli import main as cli_main
-from tests.helpers import exchange
+from tests.support.loopback import exchange
 
 TOOLGATE = str(Path(sys.executable).with_name("toolgate"))
 SECRET = "cli-test-secret"
@@ -66,7 +66,7 @@ def test_key_create_for_an_unknown_organization_fails_clearly(tmp_path):
 # --- A command that cannot run says one sentence and exits 2 (issue 30) ---------------------------------------
 
 def _unreachable_postgres() -> str:
-    from tests.helpers import free_port
+    from tests.support.loopback import free_port
 
     return f"postgresql://postgres@127.0.0.1:{free_port()}/nothing"
 

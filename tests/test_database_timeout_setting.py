@@ -9,7 +9,8 @@ from service.cli import main
 from service.config import DATABASE_TIMEOUT_VARIABLE, Config
 from service.database import make_database
 from service.limits import DATABASE_TIMEOUT_SECONDS, MAX_DATABASE_TIMEOUT_SECONDS
-from tests.helpers import POSTGRES_URL, fresh_postgres_schema
+from tests.support.constants import POSTGRES_URL
+from tests.support.databases import fresh_postgres_schema
 
 REFUSAL = f"{DATABASE_TIMEOUT_VARIABLE} must be a number of seconds above 0 and at most 60"
 

@@ -15,7 +15,7 @@ import gevent
 import pytest
 import requests
 
-from tests.helpers import head_start
+from tests.support.head_starts import head_start
 
 TOOLGATE = str(Path(sys.executable).with_name("toolgate"))
 #: How long the demo may take to start, and to stop; past either the test fails.
@@ -39,7 +39,7 @@ def _shown(banner: str, label: str) -> str:
 
 @head_start("demo")
 def started_demo():
-    """`toolgate demo` on free ports, started ahead (three processes to start: seconds; tests.helpers.head_start);
+    """`toolgate demo` on free ports, started ahead (three processes to start: seconds; tests.support.head_starts.head_start);
     the process and its banner."""
     folder = Path(tempfile.mkdtemp(prefix="toolgate-demo-"))
     environment = {k: v for k, v in os.environ.items() if not k.startswith("TOOLGATE_")}

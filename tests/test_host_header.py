@@ -11,7 +11,8 @@ import jwt
 import pytest
 import requests
 
-from tests.helpers import app_for, exchange
+from tests.support.databases import app_for
+from tests.support.loopback import exchange
 
 HOSTILE = "attacker.example"
 #: Paths werkzeug used to redirect to their slashes merged, by method: API, static file, dashboard, a step.

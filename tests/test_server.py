@@ -5,7 +5,7 @@ import gevent.pywsgi
 import pytest
 
 from service.server import MAX_HEADER_FIELDS, MAX_HEADER_LINE, make_server
-from tests.helpers import exchange
+from tests.support.loopback import exchange
 
 
 def echo(environ, start_response):

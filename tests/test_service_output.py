@@ -15,7 +15,7 @@ import socket
 import requests
 
 from service.records import logs
-from tests.helpers import exchange, serving
+from tests.support.loopback import exchange, serving
 from tests.test_cli import _migrated_with_org, started, stopped_by
 
 SWAGGER = "swagger: '2.0'\ninfo: {title: x, version: '1'}\npaths: {}\n"

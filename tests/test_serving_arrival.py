@@ -14,7 +14,7 @@ from gevent.event import Event
 
 import serving
 import serving.arrival
-from tests.helpers import wait_for
+from tests.support.loopback import wait_for
 
 BOUND = 5.0
 QUICK = serving.Arrival(head_seconds=0.3, body_stall_seconds=0.3, idle_seconds=0.5, max_connections=3)

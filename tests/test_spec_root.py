@@ -1,7 +1,7 @@
 """The tests that hold our words to the spec's text cannot pass unseen: without the spec they skip, under CI they fail."""
 import pytest
 
-from tests import helpers
+from tests.support import spec as helpers
 
 
 def test_the_spec_is_found_in_the_first_root_holding_every_file(tmp_path, monkeypatch):

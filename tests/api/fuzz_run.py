@@ -29,7 +29,9 @@ import subprocess  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from tests.helpers import POSTGRES_URL, drop_spare_schemas, fresh_postgres_schema, live_service  # noqa: E402
+from tests.support.constants import POSTGRES_URL  # noqa: E402
+from tests.support.databases import drop_spare_schemas, fresh_postgres_schema  # noqa: E402
+from tests.support.live import live_service  # noqa: E402
 from tests.turns.conftest import scripted_model  # noqa: E402
 
 CONFIG = Path(__file__).with_name("schemathesis.toml")

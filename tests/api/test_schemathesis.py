@@ -24,7 +24,8 @@ import gevent
 import gevent.event
 import pytest
 
-from tests.helpers import POSTGRES_URL, head_start
+from tests.support.constants import POSTGRES_URL
+from tests.support.head_starts import head_start
 
 pytestmark = pytest.mark.last
 

@@ -17,7 +17,11 @@ import pytest
 from service.api.conversations.step_route import FLASK_PATH_KEY
 from service.http.arrival import with_arrival
 from service.server import make_server
-from tests.helpers import Conversation, app_for, captured_logs, log_lines, publish_project, serving, tool
+from tests.support.databases import app_for
+from tests.support.definitions import tool
+from tests.support.live import Conversation, publish_project
+from tests.support.logs import captured_logs, log_lines
+from tests.support.loopback import serving
 
 pytestmark = pytest.mark.service(max_request_bytes=65_536)
 

@@ -12,7 +12,7 @@ from conformance.issuer import KitIssuer
 from conformance.platform import SUITE as PLATFORM
 from conformance.runner import CouldNotRun, Selection
 from tests.conformance.helpers import sample_suite
-from tests.helpers import free_port
+from tests.support.loopback import free_port
 
 
 @contextlib.contextmanager

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conformance.cli import main
-from tests.helpers import free_port
+from tests.support.loopback import free_port
 
 URL = "http://127.0.0.1:9/users/{subject}/orders"
 

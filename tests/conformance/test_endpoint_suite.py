@@ -24,7 +24,7 @@ from mock_backend import create_app
 from mock_backend.verify import BROKEN_MODES
 from tests.conformance.helpers import outcomes as _outcomes
 from tests.conformance.reference_backend import FLAW_ALGORITHMS, FLAWS, ReferenceBackend
-from tests.helpers import free_port, serving
+from tests.support.loopback import free_port, serving
 
 REPO = Path(__file__).resolve().parents[2]
 ALL = [case.id for case in SUITE]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conformance.cli import SUITES, load_suite
-from tests.helpers import requirement_text
+from tests.support.spec import requirement_text
 
 CASES = [case for name in SUITES for case in load_suite(name).SUITE]
 

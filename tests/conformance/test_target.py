@@ -16,7 +16,7 @@ from conformance.endpoint.target import EndpointTarget, ToolCall, parse_param
 from conformance.issuer import KitIssuer
 from conformance.limits import RESPONSE_CAP_CHARS
 from conformance.runner import CouldNotRun
-from tests.helpers import free_port
+from tests.support.loopback import free_port
 
 #: The call deadline the bounded-call tests give the target: calls that answer never wait it, and one
 #: that hung would cost the spec's ten seconds.

@@ -21,7 +21,8 @@ from tests.conformance_platform.front import Front
 from tests.conformance_platform.model_double import ModelDouble
 from tests.conformance_platform.state import DEADLINE_SECONDS, Shared
 from tests.conformance_platform.whole_run import WholeRun
-from tests.helpers import head_start, serving
+from tests.support.head_starts import head_start
+from tests.support.loopback import serving
 
 #: The test that reads the whole run's outcome (tests/conformance_platform/test_command.py).
 WHOLE_RUN_TEST = "test_the_whole_suite_passes_against_a_platform_the_kit_starts"
@@ -52,7 +53,7 @@ class Doubles:
 @head_start("doubles")
 def started_doubles():
     """The doubles in front of a platform the kit starts (seconds of processes starting), begun ahead, beside the
-    tests of the folder before this one (tests.helpers.head_start)."""
+    tests of the folder before this one (tests.support.head_starts.head_start)."""
     shared = Shared()
     front, back, model = Front(shared), Back(shared), ModelDouble()
     with serving(wsgi(front.handle), quiet_server) as front_url, serving(wsgi(back.handle), quiet_server) as back_url, \

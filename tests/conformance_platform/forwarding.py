@@ -138,7 +138,7 @@ def wsgi(handle: Callable[[Incoming], Outgoing]) -> Callable:
 
 
 def quiet_server(app: Callable, host: str, port: int):
-    """The mock's server for a double (serve it with tests.helpers.serving), logging nothing."""
+    """The mock's server for a double (serve it with tests.support.loopback.serving), logging nothing."""
     server = make_server(app, host, port, log=None)
     server.error_log = None  # a call the platform abandoned is the double's business, not the test's
     return server

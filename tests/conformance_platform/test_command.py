@@ -17,7 +17,7 @@ from conformance.platform import SUITE
 from conformance.platform.launch import mock_backend, model_server
 from tests.conformance_platform.modes import ALL
 from tests.conformance_platform.state import DEADLINE_SECONDS
-from tests.helpers import free_port
+from tests.support.loopback import free_port
 
 
 def test_the_whole_suite_passes_against_a_platform_the_kit_starts(whole_run):

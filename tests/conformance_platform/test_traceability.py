@@ -1,14 +1,14 @@
 """The traceability map agrees with the spec's and the threat model's text, Toolgate's own promises beyond them, and
 both suites: every sentence, every case.
 
-The spec's text is found by tests.helpers.spec_root (the checks of it fail, not skip, under CI).
+The spec's text is found by tests.support.spec.spec_root (the checks of it fail, not skip, under CI).
 """
 from __future__ import annotations
 
 from conformance.endpoint import SUITE as ENDPOINT
 from conformance.platform import SUITE
 from conformance.platform.traceability import Entry, Part, load, part_problems, problems, spec_sentences
-from tests.helpers import PROMISE_FILES, SPEC_FILES, requirement_text
+from tests.support.spec import PROMISE_FILES, SPEC_FILES, requirement_text
 
 CASE_IDS = [case.id for case in SUITE] + [case.id for case in ENDPOINT]
 

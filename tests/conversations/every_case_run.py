@@ -18,7 +18,8 @@ import requests  # noqa: E402
 
 from conformance.platform.launch import ORG, local_platform  # noqa: E402
 from service.config import Config  # noqa: E402
-from tests.helpers import Conversation, LiveService, publish_project, tool  # noqa: E402
+from tests.support.definitions import tool  # noqa: E402
+from tests.support.live import Conversation, LiveService, publish_project  # noqa: E402
 
 #: The mock keeps `too_slow` this long, past the deadline: a call still waiting then was not cut off at the deadline.
 TOO_SLOW_SECONDS = 11

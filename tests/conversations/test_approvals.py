@@ -7,7 +7,8 @@ import jwt
 import pytest
 import requests
 
-from tests.helpers import Conversation, live_service, mock_backend, publish_project, tool
+from tests.support.definitions import tool
+from tests.support.live import Conversation, live_service, mock_backend, publish_project
 
 ORDER = {"name": "item", "type": "string", "location": "body"}
 

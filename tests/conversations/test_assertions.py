@@ -4,7 +4,9 @@ import json
 import jwt
 import requests
 
-from tests.helpers import SUBJECT_IN_PATH, Conversation, publish_project, tool
+from tests.support.constants import SUBJECT_IN_PATH
+from tests.support.definitions import tool
+from tests.support.live import Conversation, publish_project
 
 ECHO_TOOLS = ["echo_a", "echo_b"]
 

@@ -10,7 +10,9 @@ import requests
 
 from service.limits import CALL_DEADLINE_SECONDS
 from tests.conversations.every_case_run import CASES, TOO_SLOW_SECONDS
-from tests.helpers import Conversation, head_start, publish_project, tool
+from tests.support.definitions import tool
+from tests.support.head_starts import head_start
+from tests.support.live import Conversation, publish_project
 
 #: A call's clock may read a little under the deadline when the timer fires (the loop's time is cached).
 TIMER_SLACK_MS = 100
@@ -22,7 +24,7 @@ RUN_TIMEOUT_SECONDS = 120
 @head_start("every_case_step", at_first_test=True)
 def started_every_case_step():
     """The one step that waits on the real ten-second deadline (every other test injects a shorter one), taken in a
-    process of its own (every_case_run.py) from the run's first test (tests.helpers.head_start), at a lower priority:
+    process of its own (every_case_run.py) from the run's first test (tests.support.head_starts.head_start), at a lower priority:
     its ten seconds pass beside other tests rather than as one of them, and its processes' start takes only the CPU
     the tests leave idle (at full priority it slowed the tests it began beside)."""
     process = subprocess.Popen(["nice", "-n", "10", sys.executable, "-m", "tests.conversations.every_case_run"],
@@ -72,7 +74,7 @@ def test_every_failure_kind_and_boundary_in_one_parallel_step(every_case_step):
 
 
 def test_loopback_is_refused_unless_the_operator_allows_it(tmp_path):
-    from tests.helpers import live_service, mock_backend
+    from tests.support.live import live_service, mock_backend
 
     with live_service(tmp_path, allowed_networks=()) as service, mock_backend([service.issuer]) as backend:
         publish_project(service, [tool("local", backend + "/tools/local/echo")])

@@ -7,7 +7,8 @@ import pytest
 from service.conversations import sessions
 from service.keys import session_tokens
 from service.limits import CLOCK_SKEW_SECONDS
-from tests.helpers import Conversation, publish_project, tool
+from tests.support.definitions import tool
+from tests.support.live import Conversation, publish_project
 
 
 @pytest.fixture

@@ -4,7 +4,9 @@ import time
 import jwt
 
 from service.limits import CLOCK_SKEW_SECONDS
-from tests.helpers import SUBJECT_IN_PATH, Conversation, gathered, gathering_tool, publish_project, tool
+from tests.support.constants import SUBJECT_IN_PATH
+from tests.support.definitions import gathered, gathering_tool, tool
+from tests.support.live import Conversation, publish_project
 
 
 def test_session_start_tools_run_once_in_parallel_and_fill_the_context(service, backend):

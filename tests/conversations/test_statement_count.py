@@ -6,7 +6,9 @@ import pytest
 
 from bench.statements import StatementCounter
 from service.database import db
-from tests.helpers import POSTGRES_URL, Conversation, live_service, mock_backend, publish_project, tool
+from tests.support.constants import POSTGRES_URL
+from tests.support.definitions import tool
+from tests.support.live import Conversation, live_service, mock_backend, publish_project
 
 STEPS = 20
 
@@ -25,7 +27,7 @@ def run_steps(service, backend, count):
 
 @pytest.mark.skipif(not POSTGRES_URL, reason="TOOLGATE_TEST_POSTGRES_URL is not set")
 def test_on_postgresql_a_one_call_step_is_one_statement_its_record(tmp_path):
-    from tests.helpers import fresh_postgres_schema
+    from tests.support.databases import fresh_postgres_schema
 
     server = urlsplit(POSTGRES_URL)
     with fresh_postgres_schema(POSTGRES_URL) as url, StatementCounter((server.hostname, server.port or 5432)) as counter:

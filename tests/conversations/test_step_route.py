@@ -11,7 +11,9 @@ from werkzeug.exceptions import InternalServerError
 
 from service.api.conversations import step_route
 from service.http.errors import from_http_exception
-from tests.helpers import Conversation, captured_logs, log_lines, publish_project, tool
+from tests.support.definitions import tool
+from tests.support.live import Conversation, publish_project
+from tests.support.logs import captured_logs, log_lines
 
 STEP_RULE = "/v1/conversations/<conversation_id>/turns/<turn_id>/steps"
 #: The two ways in: the lean route takes exactly this media type; Flask takes any JSON one.
@@ -147,7 +149,7 @@ WSGI_LAYERS = ["with_arrival.<locals>.arriving", "install_step_route.<locals>.se
 
 
 def test_the_plain_path_does_the_work_of_every_hook_the_app_has(service):
-    from tests.helpers import app_for
+    from tests.support.databases import app_for
 
     app = app_for(service.config)
     endpoint_blueprints = (None, "conversations")

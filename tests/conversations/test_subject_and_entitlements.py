@@ -1,7 +1,9 @@
 """The subject comes from the session token, never the model; entitlements decide what is offered."""
 import json
 
-from tests.helpers import SUBJECT_IN_PATH, Conversation, publish_project, tool
+from tests.support.constants import SUBJECT_IN_PATH
+from tests.support.definitions import tool
+from tests.support.live import Conversation, publish_project
 
 
 def test_a_model_supplied_subject_never_reaches_the_endpoint(service, backend):

@@ -13,7 +13,9 @@ import pytest
 import requests
 
 from service.database import make_database
-from tests.helpers import Conversation, captured_logs, live_service, log_lines, mock_backend, publish_project, tool
+from tests.support.definitions import tool
+from tests.support.live import Conversation, live_service, mock_backend, publish_project
+from tests.support.logs import captured_logs, log_lines
 
 #: The two ways in: the lean route takes exactly this media type; Flask's view any JSON one.
 LEAN, FLASK = "application/json", "application/step+json"

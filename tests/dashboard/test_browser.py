@@ -2,7 +2,7 @@
 1280 px and at 390 px, with axe-core checking every screen.
 
 The browser runs in a subprocess (browser_story.py), started with its browser launched ahead (a head start, see
-tests.helpers.head_start); once this module has started the service and seeded it, the story is walked against it,
+tests.support.head_starts.head_start); once this module has started the service and seeded it, the story is walked against it,
 and each test below reads the part of the story it checks as soon as that part is done. Screenshots of each screen
 land in artifacts/screenshots (not tracked), or in $TOOLGATE_SCREENSHOTS when set:
 `TOOLGATE_SCREENSHOTS=docs/screenshots` refreshes the README's.
@@ -24,7 +24,7 @@ import pytest
 from service import registry
 from service.database import db
 from tests.dashboard.browser_story import CATALOG, CHROMIUM, TOOL, Settings
-from tests.helpers import head_start
+from tests.support.head_starts import head_start
 
 pytestmark = pytest.mark.service(per_module=True)  # each test names its own tools
 

@@ -12,8 +12,8 @@ import requests
 from service.dashboard import call_log
 from service.dashboard.web import when
 from service.limits import RESPONSE_CAP_CHARS
-from tests import helpers
 from tests.dashboard.client import Person
+from tests.support import live as helpers
 
 pytestmark = pytest.mark.service(per_module=True)  # each test names its own tools
 

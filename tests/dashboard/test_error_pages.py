@@ -11,7 +11,7 @@ from service.database import make_database
 from service.http import app_config
 from service.migrations import migrate
 from tests.dashboard.client import COOKIE, text_of
-from tests.helpers import make_org
+from tests.support.definitions import make_org
 
 
 def is_error_page(response, status, title):

@@ -15,7 +15,7 @@ import requests
 
 from service.dashboard.web import blp
 from tests.dashboard.client import COOKIE, Person
-from tests.helpers import app_for
+from tests.support.databases import app_for
 
 #: Each hostile value as it goes on the wire, percent-encoded (a lone surrogate cannot be encoded from a str).
 HOSTILE = {"superscript two": quote("²"), "5,000 digits": "9" * 5000, "lone surrogate": "%ED%A0%80", "NUL": "%00",

@@ -5,7 +5,8 @@ from service import create_app
 from service.config import Config
 from service.dashboard.web import NO_SECRET
 from service.server import make_server
-from tests.helpers import migrated_sqlite, serving
+from tests.support.databases import migrated_sqlite
+from tests.support.loopback import serving
 
 
 def test_without_a_secret_no_one_can_sign_in(tmp_path):

@@ -8,7 +8,8 @@ import requests
 
 from service.dashboard.calls import decode_unverified
 from tests.dashboard.client import Person
-from tests.helpers import publish_project, tool
+from tests.support.definitions import tool
+from tests.support.live import publish_project
 
 pytestmark = pytest.mark.service(per_module=True)  # each test names its own tools
 

@@ -15,7 +15,7 @@ from service.database import db
 from service.models import ApiKey, now
 from service.registry import create_api_key, get_organization
 from tests.dashboard.client import Person
-from tests.helpers import SECRET
+from tests.support.constants import SECRET
 
 pytestmark = pytest.mark.service(per_module=True)  # each test names its own tools
 

@@ -8,7 +8,7 @@ import pytest
 from service.catalogue import RULES
 from tests.conftest import ENGINES, POSTGRES_URL, fresh_postgres_schema
 from tests.dashboard.client import Person
-from tests.helpers import live_service
+from tests.support.live import live_service
 
 PAST_BIGINT = "9223372036854775808"
 THOUSANDS_OF_DIGITS = "9" * 5000

@@ -8,7 +8,7 @@ import pytest
 from service.dispatch import AddressGuard
 from tests.dispatch.certificates import TestAuthority, make_authority
 from tests.dispatch.endpoint import Endpoint, gzip_bomb
-from tests.helpers import free_port
+from tests.support.loopback import free_port
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,7 @@ import pytest
 from service.dispatch import BuiltRequest, send
 from service.dispatch.transport import client_for
 from service.limits import MAX_RESPONSE_HEAD_BYTES, RESPONSE_CAP_CHARS
-from tests.helpers import wait_for
+from tests.support.loopback import wait_for
 
 MIB = 1024
 

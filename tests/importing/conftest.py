@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import Api
+from tests.support.definitions import Api
 
 DOCUMENTS = Path(__file__).parent / "documents"
 

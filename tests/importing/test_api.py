@@ -4,8 +4,8 @@ import pytest
 from service.database import db
 from service.http import app_config
 from service.records import audit
-from tests.helpers import Api, make_org
 from tests.importing.conftest import document, rules, written
+from tests.support.definitions import Api, make_org
 
 PETSTORE = document("petstore.yaml")
 COMMERCE = document("commerce.json")

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from service.catalogue import RULES
-from tests.helpers import migrated_sqlite
 from tests.importing.test_reimport import shop
+from tests.support.databases import migrated_sqlite
 
 TOOLGATE = str(Path(sys.executable).with_name("toolgate"))
 DOCUMENTS = Path(__file__).with_name("documents")

@@ -5,9 +5,9 @@ import json
 import pytest
 import requests
 
-from tests.helpers import Conversation
 from tests.importing.conftest import document
 from tests.importing.petstore_server import pet_store
+from tests.support.live import Conversation
 
 
 @pytest.fixture

@@ -13,8 +13,8 @@ from service.dispatch import AddressGuard
 from service.errors import ServiceError
 from service.http import app_config
 from service.importing import fetch_document
-from tests.helpers import Api, make_org
 from tests.importing.conftest import document
+from tests.support.definitions import Api, make_org
 
 COMMERCE = json.loads(document("commerce.json"))
 RELATIVE = {**COMMERCE, "servers": [{"url": "/shop/v2"}]}

@@ -6,10 +6,10 @@ import pytest
 from service import create_app
 from service.config import Config
 from service.http import app_config
-from tests.helpers import Api, make_org
 from tests.importing.conftest import written
 from tests.importing.test_document import billion_laughs
 from tests.importing.test_fetch import serving
+from tests.support.definitions import Api, make_org
 
 
 def openapi(paths: dict, components: dict | None = None) -> str:

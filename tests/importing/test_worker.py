@@ -4,7 +4,7 @@ import yaml
 from gevent import monkey
 
 from service.importing import plan
-from tests.helpers import live_service
+from tests.support.live import live_service
 
 #: Enough for every part of reading and mapping to run (its anchor sends it through the node check as well); a larger
 #: one would only take longer, as every document goes the same way.

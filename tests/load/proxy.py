@@ -18,7 +18,9 @@ import gevent
 import gevent.event
 from gevent.server import StreamServer
 
-from tests.helpers import POSTGRES_URL, LiveService, fresh_postgres_schema, live_service
+from tests.support.constants import POSTGRES_URL
+from tests.support.databases import fresh_postgres_schema
+from tests.support.live import LiveService, live_service
 
 CHUNK_BYTES = 65_536
 

@@ -9,16 +9,11 @@ from service import registry
 from service.database import db
 from service.errors import ServiceError
 from tests.dashboard.client import Person
-from tests.helpers import (
-    POSTGRES_URL,
-    Conversation,
-    fresh_postgres_schema,
-    live_service,
-    mock_backend,
-    publish_project,
-    tool,
-)
 from tests.load.proxy import proxied_service
+from tests.support.constants import POSTGRES_URL
+from tests.support.databases import fresh_postgres_schema
+from tests.support.definitions import tool
+from tests.support.live import Conversation, live_service, mock_backend, publish_project
 
 pytestmark = pytest.mark.skipif(not POSTGRES_URL, reason="TOOLGATE_TEST_POSTGRES_URL is not set")
 

@@ -16,16 +16,11 @@ import pytest
 
 from service.database import db, make_database
 from service.pool import DatabaseTimeout
-from tests.helpers import (
-    POSTGRES_URL,
-    Conversation,
-    fresh_postgres_schema,
-    live_service,
-    mock_backend,
-    publish_project,
-    tool,
-)
 from tests.load.proxy import proxied_service
+from tests.support.constants import POSTGRES_URL
+from tests.support.databases import fresh_postgres_schema
+from tests.support.definitions import tool
+from tests.support.live import Conversation, live_service, mock_backend, publish_project
 
 needs_postgres = pytest.mark.skipif(not POSTGRES_URL, reason="TOOLGATE_TEST_POSTGRES_URL is not set")
 

@@ -4,7 +4,7 @@ import socket
 import pytest
 import requests
 
-from tests.helpers import live_service
+from tests.support.live import live_service
 
 BOUND = 4_096
 

@@ -17,7 +17,9 @@ import requests
 
 from service.http import arrival
 from service.http.context import WORK_GATE_KEY
-from tests.helpers import Conversation, app_for, publish_project, tool
+from tests.support.databases import app_for
+from tests.support.definitions import tool
+from tests.support.live import Conversation, publish_project
 
 GATE_PLACES = 2
 BODY_SECONDS = 2.0  # far past the gate's wait, so a body holding a place would be seen

@@ -8,17 +8,9 @@ import requests
 
 from mock_backend.gathering import MAX_GATHERING_SIZE
 from service.limits import CALL_DEADLINE_SECONDS
-from tests.helpers import (
-    Conversation,
-    gathered,
-    gathering_tool,
-    live_service,
-    make_org,
-    mock_backend,
-    publish_project,
-    tool,
-    wait_for,
-)
+from tests.support.definitions import gathered, gathering_tool, make_org, tool
+from tests.support.live import Conversation, live_service, mock_backend, publish_project
+from tests.support.loopback import wait_for
 
 #: Steps waiting at once, on a pool of POOL database connections: as many as one gathering of the mock can hold.
 STEPS_AT_ONCE = MAX_GATHERING_SIZE

@@ -12,7 +12,9 @@ from service import gate, scheduling
 from service.errors import ServiceError
 from service.gate import WorkGate
 from service.http.context import WORK_GATE_KEY
-from tests.helpers import Conversation, app_for, gathered, gathering_tool, live_service, mock_backend, publish_project
+from tests.support.databases import app_for
+from tests.support.definitions import gathered, gathering_tool
+from tests.support.live import Conversation, live_service, mock_backend, publish_project
 
 BUSY = "The service is busy; try again shortly."
 #: Steps, each with one call to a tool that answers only once every one of them is at the endpoint at once.

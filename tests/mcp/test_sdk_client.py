@@ -2,7 +2,7 @@
 
 The scenario (`sdk_scenario.py`) runs once per key in a subprocess, the agent's and the admin's at the same time;
 each test below asserts on one part of what it printed and on what the REST API shows afterwards. The processes
-start ahead (a head start, see tests.helpers.head_start) and import the SDK while other tests run.
+start ahead (a head start, see tests.support.head_starts.head_start) and import the SDK while other tests run.
 """
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from pathlib import Path
 import gevent
 import pytest
 
-from tests.helpers import head_start, key_id
+from tests.support.definitions import key_id
+from tests.support.head_starts import head_start
 
 pytestmark = pytest.mark.service(per_module=True)  # the scenario runs once, and each test reads it
 

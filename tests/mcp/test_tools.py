@@ -9,8 +9,9 @@ import pytest
 
 from service.mcp import tools as agent_tools
 from service.mcp.schemas import check_arguments
-from tests.helpers import key_id, live_service
 from tests.mcp.conftest import RawMcp, error_of
+from tests.support.definitions import key_id
+from tests.support.live import live_service
 
 
 def definition(name, **changes):

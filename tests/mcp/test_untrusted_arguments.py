@@ -9,8 +9,8 @@ from service.catalogue import RULES
 from service.limits import MAX_STORED_INTEGER
 from service.mcp.schemas import READ_TOOL, check_arguments
 from tests.conftest import ENGINES, POSTGRES_URL, fresh_postgres_schema
-from tests.helpers import live_service
 from tests.mcp.conftest import RawMcp
+from tests.support.live import live_service
 
 
 @pytest.fixture(params=ENGINES)

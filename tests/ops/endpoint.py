@@ -13,7 +13,7 @@ import gevent
 from gevent.pywsgi import WSGIServer
 
 from service.limits import CALL_DEADLINE_SECONDS, RESPONSE_CAP_CHARS
-from tests.helpers import free_port
+from tests.support.loopback import free_port
 
 MARKER = "SECRET-BODY-MARKER-7f3a9c"
 OK_BODY = f'{{"orders": [], "note": "{MARKER}"}}'

@@ -7,7 +7,7 @@ from service import registry
 from service.database import db
 from service.records import audit
 from service.records.tables import AuditRecord
-from tests.helpers import key_id, tool
+from tests.support.definitions import key_id, tool
 
 ORDERS = tool("get_orders", "/users/{subject}/orders", scope="per_user",
               parameters=[{"name": "subject", "type": "string", "location": "path"}])

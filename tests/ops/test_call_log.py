@@ -8,17 +8,11 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from service.conversations import records
 from service.limits import CALL_DEADLINE_SECONDS
-from tests.helpers import (
-    SUBJECT_IN_PATH,
-    Conversation,
-    captured_logs,
-    converse,
-    live_service,
-    log_lines,
-    publish_project,
-    tool,
-)
 from tests.ops.endpoint import MARKER, OK_BODY, PLAIN_BODY, closed_port_url, endpoint
+from tests.support.constants import SUBJECT_IN_PATH
+from tests.support.definitions import tool
+from tests.support.live import Conversation, converse, live_service, publish_project
+from tests.support.logs import captured_logs, log_lines
 
 
 def claims(authorization):

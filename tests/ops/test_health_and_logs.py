@@ -11,7 +11,7 @@ from service.database import db, make_database, open_database
 from service.ops.health import readiness
 from service.records.logs import configure_logging
 from service.records.metrics import REGISTRY_WRITES
-from tests.helpers import captured_logs, log_lines
+from tests.support.logs import captured_logs, log_lines
 
 UNREACHABLE = "postgresql://postgres@127.0.0.1:1/none"  # nothing listens on port 1: refused at once
 

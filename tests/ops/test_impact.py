@@ -1,7 +1,7 @@
 """The impact view: who pins a tool version, what publishing a draft would break, and diffs between versions."""
 import pytest
 
-from tests.helpers import tool
+from tests.support.definitions import tool
 
 ORDERS = tool("get_orders", "/orders", parameters=[
     {"name": "status", "type": "string", "location": "query", "required": False}])

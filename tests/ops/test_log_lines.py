@@ -9,7 +9,7 @@ import logging
 import pytest
 
 from service.records import logs
-from tests.helpers import captured_logs, log_lines
+from tests.support.logs import captured_logs, log_lines
 
 ROWS = [{"conversation_id": "c1", "turn": f"t{n}", "tool": "get_stock", "tool_version": 3, "session_start": False,
          "kind": kind, "http_code": code, "latency_ms": 12, "size_chars": size, "jti": f"j{n}", "approval": None}

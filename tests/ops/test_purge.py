@@ -10,7 +10,8 @@ from service.database import db
 from service.models import CallRecord
 from service.records.calls import SECONDS_PER_DAY, purge
 from service.registry import get_organization
-from tests.helpers import converse, live_service, publish_project, tool
+from tests.support.definitions import tool
+from tests.support.live import converse, live_service, publish_project
 
 ROOT = Path(__file__).parents[2]
 

@@ -7,7 +7,7 @@ from service.cli import main
 from service.database import db, is_postgres
 from service.records import audit
 from service.records.tables import AuditHead, AuditRecord
-from tests.helpers import tool
+from tests.support.definitions import tool
 
 
 @pytest.fixture
@@ -90,7 +90,7 @@ def test_a_removed_last_record_is_named(trail, capsys):
 
 
 def test_one_organization_can_be_verified_alone(trail, capsys, config):
-    from tests.helpers import make_org
+    from tests.support.definitions import make_org
 
     make_org(config, "globex")
     tamper("DELETE FROM audit_record WHERE id = ?", row_id(2))

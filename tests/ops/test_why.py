@@ -3,7 +3,7 @@ import pytest
 
 from service.database import db
 from service.models import ProjectDraft
-from tests.helpers import tool
+from tests.support.definitions import tool
 
 ENTITLED = "orders:admin"
 TOOLS = [

@@ -5,8 +5,8 @@ import pytest
 
 from service.catalogue import RULES
 from service.registry.rules import check_definition
-from tests.helpers import spec_root
 from tests.registry.vectors import ACCEPTED, REFUSED, as_set
+from tests.support.spec import spec_root
 
 SPEC_WORDED_RULES = [
     "name-taken", "duplicate-parameter", "per-user-needs-subject", "subject-must-be-string",

@@ -19,7 +19,11 @@ import gevent.pool
 import pytest
 import requests
 
-from tests.helpers import POSTGRES_URL, free_port, fresh_postgres_schema, head_start, mock_backend
+from tests.support.constants import POSTGRES_URL
+from tests.support.databases import fresh_postgres_schema
+from tests.support.head_starts import head_start
+from tests.support.live import mock_backend
+from tests.support.loopback import free_port
 
 pytestmark = pytest.mark.skipif(not POSTGRES_URL, reason="TOOLGATE_TEST_POSTGRES_URL is not set")
 
@@ -53,7 +57,7 @@ def _wait_until_up(url: str, process: subprocess.Popen) -> None:
 def started_instances():
     """(A's URL, B's URL, admin key, backend key), on a fresh PostgreSQL schema of their own (`toolgate migrate`
     migrates it) dropped afterwards; both processes are stopped afterwards. Seconds of processes starting, begun ahead
-    (tests.helpers.head_start)."""
+    (tests.support.head_starts.head_start)."""
     if not POSTGRES_URL:  # the module's tests skip
         yield None
         return

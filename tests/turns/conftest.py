@@ -1,6 +1,6 @@
 """A platform that runs turns: the service configured with a model adapter, a scripted model server for it,
 and the mock backend, all on 127.0.0.1 in this process. The services and models are kept for the next test with
-the same settings (tests.helpers.service_server), on a database of its own.
+the same settings (tests.support.live.service_server), on a database of its own.
 
 Each provider gets its own service and its own scripted model; the services share one database and one
 organization, so a test may run a turn through both adapters at the same time.
@@ -23,16 +23,9 @@ import requests
 
 from mock_backend.model_server import create_model_app
 from mock_backend.server import make_server as make_model_server
-from tests.helpers import (
-    Conversation,
-    LiveService,
-    make_org,
-    migrated_sqlite,
-    mock_backend,
-    publish_project,
-    service_server,
-    tool,
-)
+from tests.support.databases import migrated_sqlite
+from tests.support.definitions import make_org, tool
+from tests.support.live import Conversation, LiveService, mock_backend, publish_project, service_server
 
 PROVIDERS = ("openai", "anthropic")
 
@@ -70,7 +63,7 @@ def scripted_model(script=(), key=None):
 
 
 #: Scripted models no test is using, kept for the next: a platform's services are kept by their settings, the
-#: model's URL among them (tests.helpers.service_server), so a model kept too lets the next test have them back.
+#: model's URL among them (tests.support.live.service_server), so a model kept too lets the next test have them back.
 _idle_models: list[ScriptedModel] = []
 
 

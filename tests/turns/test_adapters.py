@@ -32,7 +32,9 @@ from service.llm import (
 from service.llm.anthropic_messages import MessagesAdapter, anthropic_messages, anthropic_tools, parse_message
 from service.llm.openai_chat import ChatCompletionsAdapter, chat_messages, chat_tools, parse_completion
 from service.llm.sdk import failure_from, within
-from tests.helpers import Conversation, app_for, live_service, publish_project, tool
+from tests.support.databases import app_for
+from tests.support.definitions import tool
+from tests.support.live import Conversation, live_service, publish_project
 
 SPEC = ToolSpec("get_orders", "The customer's orders.", {"type": "object", "properties": {}, "required": []})
 CALLS = (ToolCall("c1", "get_orders", {"status": "open"}), ToolCall("c2", "nope", "{bad"))

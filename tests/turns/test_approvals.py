@@ -13,7 +13,7 @@ import requests
 
 from service.conversations.turns import TurnLimits, stop_message
 from service.database import make_database
-from tests.helpers import tool
+from tests.support.definitions import tool
 from tests.turns.conftest import TurnConversation, turn_platform
 from tests.turns.test_turns import results_given
 

@@ -12,7 +12,8 @@ from service.conversations import turns
 from service.database import db
 from service.limits import MAX_CALLS_PER_STEP
 from service.models import Conversation, Message
-from tests.helpers import free_port, gathered, gathering_tool, wait_for
+from tests.support.definitions import gathered, gathering_tool
+from tests.support.loopback import free_port, wait_for
 from tests.turns.conftest import shop_tools, slow, turn_platform
 
 SEARCH = {"name": "search_products", "arguments": {"q": "milk"}}

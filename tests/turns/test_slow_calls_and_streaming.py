@@ -6,7 +6,7 @@ import json
 
 import gevent
 
-from tests.helpers import gathered, gathering_tool
+from tests.support.definitions import gathered, gathering_tool
 from tests.turns.conftest import PROVIDERS, shop_tools, slow, turn_platform
 
 #: The injected call deadline: the quick call answers in milliseconds, the stuck one never on its own.

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from tests.helpers import gathered, gathering_tool, tool
+from tests.support.definitions import gathered, gathering_tool, tool
 from tests.turns.conftest import shop_tools
 
 
