@@ -14,20 +14,24 @@ Exit 0 when every selected case passed, 1 when any failed, 2 when the suite coul
 arguments, an unreachable target, a failed pre-flight, nothing selected); a run that could not
 run still writes its `--junit` file, with one error saying why. Importing this module patches
 nothing; the process entry point does that (`python -m conformance`, or the `toolgate` command).
+The commands are click's, run by the one command runner (`commandline`); `toolgate conformance` is this very group.
 """
 from __future__ import annotations
 
-import argparse
+import functools
 import importlib
 import os
 import sys
 import time
 from datetime import datetime, timezone
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 from typing import Any, Callable, ContextManager, Sequence, TextIO
 
+import click
 from gevent import monkey
 
+from commandline import Checked
+from commandline import run as run_command
 from conformance import report
 from conformance.case import Case, Suite
 from conformance.limits import DEFAULT_JOBS
@@ -40,11 +44,8 @@ from conformance.runner import (
     select,
 )
 
-#: Each suite's module exposes SUITE, add_arguments(parser), open_target(args) and banner(target).
+#: Each suite's module exposes SUITE, OPTIONS (click options), open_target(args) and banner(target).
 SUITES: dict[str, str] = {"endpoint": "conformance.endpoint", "platform": "conformance.platform"}
-
-#: Suites the command knows of but this build does not carry, with what to say instead.
-NOT_IN_BUILD: dict[str, str] = {}
 
 
 def execute(
@@ -115,7 +116,7 @@ def could_not_run_reports(suite: str, reason: str, started: datetime, seconds: f
 
 
 def load_suite(name: str) -> ModuleType:
-    """The module of suite `name`: SUITE, add_arguments, open_target, banner."""
+    """The module of suite `name`: SUITE, OPTIONS, open_target, banner."""
     return importlib.import_module(SUITES[name])
 
 
@@ -124,31 +125,19 @@ def _areas(cases: Sequence[Case]) -> list[str]:
     return list(dict.fromkeys(case.area for case in cases))
 
 
-def _add_selection(parser: argparse.ArgumentParser, cases: Sequence[Case]) -> None:
-    parser.add_argument("--case", action="append", default=[], metavar="ID_PREFIX",
-                        help="run the cases whose id starts with this (repeatable)")
-    parser.add_argument("--area", action="append", default=[], metavar="AREA",
-                        help="run the cases of this area (repeatable): " + ", ".join(_areas(cases)))
-    parser.add_argument("--skip", action="append", default=[], metavar="ID_PREFIX",
-                        help="leave out the cases whose id starts with this, whatever else selects "
-                             "them (repeatable)")
+def _selection_options(cases: Sequence[Case]) -> list[click.Parameter]:
+    return [
+        click.Option(["--case"], multiple=True, metavar="ID_PREFIX",
+                     help="Run the cases whose id starts with this (repeatable)."),
+        click.Option(["--area"], multiple=True, metavar="AREA",
+                     help="Run the cases of this area (repeatable): " + ", ".join(_areas(cases))),
+        click.Option(["--skip"], multiple=True, metavar="ID_PREFIX",
+                     help="Leave out the cases whose id starts with this, whatever else selects them (repeatable)."),
+    ]
 
 
-def _selection(args: argparse.Namespace) -> Selection:
-    return Selection(tuple(args.case), tuple(args.area), tuple(args.skip))
-
-
-class BadArguments(Exception):
-    """The command line does not parse; the message is argparse's."""
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse, raising rather than exiting on bad arguments, so the run can still write its
-    `--junit` report saying why it could not run."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
-        raise BadArguments(f"{self.prog}: error: {message}")
+def _selection(params: dict[str, Any]) -> Selection:
+    return Selection(tuple(params["case"]), tuple(params["area"]), tuple(params["skip"]))
 
 
 def _jobs(text: str) -> int:
@@ -157,96 +146,100 @@ def _jobs(text: str) -> int:
     except ValueError:
         jobs = 0
     if jobs < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+        raise ValueError(f"{text!r} is not a whole number of at least 1")
     return jobs
 
 
-def _parser(prog: str = "conformance") -> argparse.ArgumentParser:
-    parser = _Parser(prog=prog, description="Toolgate conformance kit.")
-    commands = parser.add_subparsers(dest="command", required=True)
-    for name in SUITES:
-        module = load_suite(name)
-        sub = commands.add_parser(name, help=(module.__doc__ or "").splitlines()[0])
-        module.add_arguments(sub)
-        _add_selection(sub, module.SUITE.cases)
-        sub.add_argument("--json", metavar="FILE", help="also write the report as JSON")
-        sub.add_argument("--junit", metavar="FILE", help="also write the report as JUnit XML")
-        sub.add_argument("--jobs", type=_jobs, default=DEFAULT_JOBS,
-                         help=f"independent cases run at once (default {DEFAULT_JOBS})")
-    for name, message in NOT_IN_BUILD.items():
-        commands.add_parser(name, help=message)
-    listing = commands.add_parser("list", help="list the cases, id and title")
-    listing.add_argument("suite", nargs="?", choices=[*SUITES, *NOT_IN_BUILD])
-    _add_selection(listing, [case for name in SUITES for case in load_suite(name).SUITE])
-    return parser
-
-
-def _list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    if args.suite in NOT_IN_BUILD:
-        print(NOT_IN_BUILD[args.suite], file=err)
-        return EXIT_COULD_NOT_RUN
-    names = [args.suite] if args.suite else list(SUITES)
-    cases = [case for name in names for case in load_suite(name).SUITE]
-    try:
-        chosen = select(cases, _selection(args))
-    except CouldNotRun as exc:
-        print(f"could not list: {exc}", file=err)
-        return EXIT_COULD_NOT_RUN
-    width = report.id_width(chosen)
-    for case in chosen:
-        print(report.listing_line(case, width), file=out)
-    return 0
-
-
-def _junit_in(argv: Sequence[str]) -> tuple[str | None, str | None]:
-    """(suite, --junit FILE) read from a command line that does not parse, so its run can still
-    leave a report saying why; (None, None) when either cannot be found."""
-    suite = next((arg for arg in argv if not arg.startswith("-")), None)
+def _junit_in(argv: Sequence[str]) -> str | None:
+    """The --junit FILE of a command line that does not parse, so its run can still leave a report saying why."""
     junit = None
     for index, arg in enumerate(argv):
         if arg == "--junit" and index + 1 < len(argv):
             junit = argv[index + 1]
         elif arg.startswith("--junit="):
             junit = arg.split("=", 1)[1]
-    return (suite, junit) if suite in SUITES and junit else (None, None)
+    return junit
+
+
+class SuiteCommand(click.Command):
+    """A suite's command: a command line that does not parse still leaves its `--junit` report saying why."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        started, clock, argv = datetime.now(timezone.utc), time.monotonic(), list(args)
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as error:
+            junit = _junit_in(argv)
+            if junit and os.path.isdir(os.path.dirname(os.path.abspath(junit))):
+                where = error.ctx.command_path if error.ctx is not None else str(info_name)
+                could_not_run_reports(str(self.name), f"{where}: {error.format_message()}", started,
+                                      time.monotonic() - clock, None, junit, sys.stderr)
+            raise
+
+
+def _suite_command(name: str) -> click.Command:
+    module = load_suite(name)
+
+    def run_suite(**params: Any) -> int:
+        if not monkey.is_module_patched("socket"):
+            print("note: this process is not gevent-patched, so cases run one at a time", file=sys.stderr)
+        args = SimpleNamespace(**params)
+        return execute(module.SUITE, lambda: module.open_target(args), _selection(params), jobs=params["jobs"],
+                       json_path=params["json"], junit_path=params["junit"], banner=module.banner)
+
+    return SuiteCommand(name, callback=run_suite, help=(module.__doc__ or "").split("\n\n")[0], params=[
+        *module.OPTIONS, *_selection_options(module.SUITE.cases),
+        click.Option(["--json"], metavar="FILE", help="Also write the report as JSON."),
+        click.Option(["--junit"], metavar="FILE", help="Also write the report as JUnit XML."),
+        click.Option(["--jobs"], type=Checked("N", _jobs), default=DEFAULT_JOBS, show_default=True,
+                     help="Independent cases run at once."),
+    ])
+
+
+def _list_command() -> click.Command:
+    every = [case for name in SUITES for case in load_suite(name).SUITE]
+
+    def list_cases(suite: str | None, **params: Any) -> int:
+        names = [suite] if suite else list(SUITES)
+        cases = [case for name in names for case in load_suite(name).SUITE]
+        try:
+            chosen = select(cases, _selection(params))
+        except CouldNotRun as exc:
+            print(f"could not list: {exc}", file=sys.stderr)
+            return EXIT_COULD_NOT_RUN
+        width = report.id_width(chosen)
+        for case in chosen:
+            print(report.listing_line(case, width))
+        return 0
+
+    return click.Command("list", callback=list_cases, help="List the cases, id and title.", params=[
+        click.Argument(["suite"], required=False, type=click.Choice(list(SUITES))), *_selection_options(every)])
+
+
+class _Suites(click.Group):
+    """The `conformance` group. Its commands are built when asked for: each loads its suite (cases, options), which
+    `toolgate serve` and the other commands need not import."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [*SUITES, "list"]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return _command(cmd_name) if cmd_name in self.list_commands(ctx) else None
+
+
+@functools.cache
+def _command(name: str) -> click.Command:
+    return _list_command() if name == "list" else _suite_command(name)
+
+
+@click.group(cls=_Suites)
+def conformance() -> None:
+    """Run the conformance suites: platform (a running Toolgate), endpoint (an integrator's tool endpoint), list.
+
+    Exit 0 when every selected case passed, 1 when any failed, 2 when the suite could not run."""
 
 
 def main(argv: list[str] | None = None, prog: str = "conformance") -> int:
     """Run the `conformance` command with `argv` (default: the process's); answer the exit code. `prog` is the
-    name its usage lines give it (`toolgate conformance` under the `toolgate` command)."""
-    out, err = sys.stdout, sys.stderr
-    argv = sys.argv[1:] if argv is None else list(argv)
-    started, clock = datetime.now(timezone.utc), time.monotonic()
-    parser = _parser(prog)
-    try:
-        args, unknown = parser.parse_known_args(argv)
-        if args.command in NOT_IN_BUILD:  # whatever its arguments: the suite is not here
-            print(NOT_IN_BUILD[args.command], file=err)
-            return EXIT_COULD_NOT_RUN
-        if unknown:
-            parser.error(f"unrecognized arguments: {' '.join(unknown)}")
-    except BadArguments as exc:
-        print(exc, file=err)
-        suite, junit = _junit_in(argv)
-        if suite and os.path.isdir(os.path.dirname(os.path.abspath(junit))):
-            could_not_run_reports(suite, str(exc), started, time.monotonic() - clock, None, junit, err)
-        return EXIT_COULD_NOT_RUN
-    except SystemExit as exc:  # argparse exits on --help (0)
-        return exc.code if isinstance(exc.code, int) else EXIT_COULD_NOT_RUN
-    if args.command == "list":
-        return _list(args, out, err)
-    if not monkey.is_module_patched("socket"):
-        print("note: this process is not gevent-patched, so cases run one at a time",
-              file=err)
-    module = load_suite(args.command)
-    return execute(
-        module.SUITE,
-        lambda: module.open_target(args),
-        _selection(args),
-        jobs=args.jobs,
-        json_path=args.json,
-        junit_path=args.junit,
-        banner=module.banner,
-        out=out,
-        err=err,
-    )
+    name its usage lines give it (`python -m conformance`; `toolgate conformance` mounts the same group)."""
+    return run_command(conformance, argv, prog)

@@ -1,8 +1,8 @@
 """The mock backend: an integrator's reference for verifying Toolgate's call assertions, a demo
 shop to call, and misbehaviour on demand for testing the platform.
 
-It stands alone (flask, gevent, pyjwt, cryptography, requests, and the serve loop `serving` it shares) and
-imports nothing from `service`.
+It stands alone (flask, gevent, pyjwt, cryptography, requests, and the serve loop `serving` and command runner
+`commandline` it shares) and imports nothing from `service`.
 Run it with `toolgate mock-backend --issuer ISS` (or `python -m mock_backend --issuer ISS`, the same command
 without the service), or build the app with `create_app`.
 """

@@ -1,9 +1,5 @@
-from gevent import monkey
+import sys
 
-monkey.patch_all()
+from mock_backend.entry import mock_backend  # patches gevent before anything imports socket, ssl or threading
 
-import sys  # noqa: E402  (gevent must patch before anything imports socket, ssl or threading)
-
-from mock_backend.cli import main  # noqa: E402
-
-sys.exit(main())
+sys.exit(mock_backend())

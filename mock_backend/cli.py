@@ -1,44 +1,26 @@
-"""The mock's two servers as click commands: `toolgate mock-backend` and `toolgate model-server`.
+"""The mock backend as a click command: `toolgate mock-backend`.
 
-The `toolgate` command adds these very commands, so their options and `--help` are written once, here. The
-mock stands alone, though: `python -m mock_backend` and `python -m mock_backend.model_server` run the same
-commands without the service installed. Both serve through the one serve loop (`serving`): bound first, then
-"… listening on URL" printed (so `--port 0` works), a clean stop and exit 0 on SIGTERM or SIGINT, exit 2 when
-it cannot start.
+The `toolgate` command adds this very command, so its options and `--help` are written once, here (the scripted
+model's command sits beside its app, in model_server.py). The mock stands alone, though: `python -m mock_backend`
+runs the same command without the service installed, through the one command runner (`commandline`). It serves
+through the one serve loop (`serving`): bound first, then "… listening on URL" printed (so `--port 0` works), a
+clean stop and exit 0 on SIGTERM or SIGINT, exit 2 when it cannot start.
 
-Importing this module patches nothing: the process's entry point patches gevent first (mock_backend's
-`__main__`, `mock_backend.model_server`, or the `toolgate` command).
+Importing this module patches nothing: the process's entry point patches gevent first (mock_backend.entry, or the
+`toolgate` command).
 """
 from __future__ import annotations
 
-import json
-
 import click
 
+from commandline import PORT, CannotRun, run
 from mock_backend.modes import BROKEN_MODES
-from serving import EXIT_CANNOT_START
-
-
-class CannotStart(click.ClickException):
-    """The server could not start (an address taken, a bad script or broken mode): exit 2, the reason on stderr."""
-
-    exit_code = EXIT_CANNOT_START
-
-
-def _serve(app, host: str, port: int, *, name: str, ready: str, log=None, notes=()) -> None:
-    from mock_backend.server import make_server
-    from serving import serve
-
-    try:
-        server = make_server(app, host, port, log=log)
-    except OSError as error:
-        raise CannotStart(f"{name}: cannot listen on {host}:{port}: {error}") from None
-    serve(server, ready=ready, notes=notes)
+from mock_backend.server import serve_app
 
 
 @click.command("mock-backend")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", default=8090, show_default=True, type=int,
+@click.option("--port", default=8090, show_default=True, type=PORT,
               help="Port to listen on; 0 picks a free one (the printed URL has it).")
 @click.option("--issuer", "issuers", multiple=True, required=True, metavar="ISS",
               help="An issuer to trust (repeatable); its keys come from ISS/.well-known/jwks.json.")
@@ -67,7 +49,7 @@ def mock_backend(host: str, port: int, issuers: tuple[str, ...], broken: str | N
         app = create_app(issuers, broken=broken, requires_approval=requires_approval,
                          single_use=single_use, **({"algorithms": [algorithm]} if algorithm else {}))
     except ValueError as error:
-        raise CannotStart(f"mock backend: {error}") from None
+        raise CannotRun(f"mock backend: {error}") from None
     notes = (f"mock backend: WARNING: broken mode {broken!r}, one check is off",) if broken else ()
     if requires_approval:
         notes += (f"mock backend: calls of {', '.join(requires_approval)} need the person's approval",)
@@ -75,46 +57,10 @@ def mock_backend(host: str, port: int, issuers: tuple[str, ...], broken: str | N
         notes += (f"mock backend: calls of {', '.join(single_use)} take each assertion once",)
     if algorithm:
         notes += (f"mock backend: only {algorithm} assertions are verified",)
-    _serve(app, host, port, name="mock backend", log="default" if access_log else None, notes=notes,
-           ready=f"mock backend listening on {{url}} (trusting: {', '.join(issuers)})")
-
-
-@click.command("model-server")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", default=8091, show_default=True, type=int,
-              help="Port to listen on; 0 picks a free one (the printed URL has it).")
-@click.option("--script", metavar="FILE", help="A JSON script of turns (default: the demo shop's).")
-@click.option("--key", help="Require this API key (default: none).")
-def model_server(host: str, port: int, script: str | None, key: str | None) -> None:
-    """Run the scripted model: the Chat Completions and Messages APIs answered from a script (see
-    mock_backend/model_server.py). Prints "model server listening on URL" once bound; stops on SIGTERM."""
-    from mock_backend.model_server import DEMO_SCRIPT, create_model_app
-
-    try:
-        turns = DEMO_SCRIPT
-        if script:
-            with open(script, encoding="utf-8") as file:
-                turns = json.load(file)
-        app = create_model_app(turns, key)
-    except (OSError, ValueError) as error:
-        raise CannotStart(f"model server: {error}") from None
-    _serve(app, host, port, name="model server", ready="model server listening on {url}")
-
-
-def run_command(command: click.Command, argv: list[str] | None, prog: str) -> int:
-    """Run `command` as a process's whole command line; its exit status (0 after --help)."""
-    try:
-        command.main(args=argv, prog_name=prog, standalone_mode=False)
-    except click.ClickException as error:
-        error.show()
-        return error.exit_code
-    except click.exceptions.Exit as done:
-        return done.exit_code
-    except click.Abort:
-        return 1
-    return 0
+    serve_app(app, host, port, name="mock backend", log="default" if access_log else None, notes=notes,
+              ready=f"mock backend listening on {{url}} (trusting: {', '.join(issuers)})")
 
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m mock_backend`: the mock backend until stopped; 0 on a clean stop, 2 when it cannot start."""
-    return run_command(mock_backend, argv, "python -m mock_backend")
+    return run(mock_backend, argv, "python -m mock_backend")

@@ -3,7 +3,7 @@
 Tests, the demo and the conformance kit use it to run whole turns offline. It stands alone (flask,
 gevent) and imports nothing from `service`. Run it with
 
-    toolgate model-server --port P [--script FILE] [--key K]     (or python -m mock_backend.model_server …)
+    toolgate model-server --port P [--script FILE] [--key K]     (or toolgate-model-server …, its own entry point)
 
 A script is a JSON list of turns. A turn is a list of model responses, or
 `{"when": ["word", …], "responses": [...]}`: such a turn is chosen whenever the person's message
@@ -39,8 +39,12 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+import click
 import gevent
 from flask import Flask, Response, jsonify, request
+
+from commandline import PORT, CannotRun, run
+from mock_backend.server import serve_app
 
 MAX_DELAY_SECONDS = 30.0
 MAX_RECORDED_REQUESTS = 1_000
@@ -285,13 +289,31 @@ def create_model_app(script: list, key: str | None = None) -> Flask:
     return app
 
 
-def main(argv: list | None = None) -> int:
-    """`python -m mock_backend.model_server`: serve a script until stopped; 0 on a clean stop, 2 when it cannot
-    start. The command is `toolgate model-server`'s (mock_backend.cli)."""
-    from mock_backend.cli import model_server, run_command
+@click.command("model-server")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8091, show_default=True, type=PORT,
+              help="Port to listen on; 0 picks a free one (the printed URL has it).")
+@click.option("--script", metavar="FILE", help="A JSON script of turns (default: the demo shop's).")
+@click.option("--key", help="Require this API key (default: none).")
+def command(host: str, port: int, script: str | None, key: str | None) -> None:
+    """Run the scripted model: the Chat Completions and Messages APIs answered from a script (see
+    mock_backend/model_server.py). Prints "model server listening on URL" once bound; stops on SIGTERM."""
+    try:
+        turns = DEMO_SCRIPT
+        if script:
+            with open(script, encoding="utf-8") as file:
+                turns = json.load(file)
+        app = create_model_app(turns, key)
+    except (OSError, ValueError) as error:
+        raise CannotRun(f"model server: {error}") from None
+    serve_app(app, host, port, name="model server", ready="model server listening on {url}")
 
-    return run_command(model_server, argv, "python -m mock_backend.model_server")
+
+def main(argv: list[str] | None = None, prog: str = "toolgate-model-server") -> int:
+    """The model server's own process (`toolgate-model-server`, `python -m mock_backend.model_server`): serve a
+    script until stopped; 0 on a clean stop, 2 when it cannot start. `toolgate model-server` is this command too."""
+    return run(command, argv, prog)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(prog="python -m mock_backend.model_server"))

@@ -6,8 +6,9 @@ mock imports nothing of `service`. What is the mock's own is its handler.
 """
 from __future__ import annotations
 
+from commandline import CannotRun
 from mock_backend.faults import SocketFault, break_connection
-from serving import NoDelayHandler, Server, listen
+from serving import NoDelayHandler, Server, listen, serve
 
 
 class MockHandler(NoDelayHandler):
@@ -52,3 +53,14 @@ def make_server(app, host: str = "127.0.0.1", port: int = 8090, log="default") -
     "default" writes to stderr, None writes nothing.
     """
     return MockServer(listen(host, port), app, log=log)
+
+
+def serve_app(app, host: str, port: int, *, name: str, ready: str, log=None, notes=()) -> None:
+    """Serve `app` until stopped, through the one serve loop: bound first, then `ready` (with {url}) printed.
+
+    CannotRun (exit 2) naming the server when the address cannot be bound."""
+    try:
+        server = make_server(app, host, port, log=log)
+    except OSError as error:
+        raise CannotRun(f"{name}: cannot listen on {host}:{port}: {error}") from None
+    serve(server, ready=ready, notes=notes)

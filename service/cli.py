@@ -12,20 +12,14 @@ import sys
 
 import click
 
+from commandline import PORT, CannotRun, run
+from conformance.cli import conformance as conformance_group
 from mock_backend.cli import mock_backend as mock_backend_command
-from mock_backend.cli import model_server as model_server_command
+from mock_backend.model_server import command as model_server_command
 from service.config import Config
 from service.limits import STOP_GRACE_SECONDS
-from serving import EXIT_CANNOT_START
 
 DATABASE_HELP = "Database URL (default: TOOLGATE_DATABASE_URL, else sqlite:///toolgate.db)."
-
-
-class CannotRun(click.ClickException):
-    """A command that cannot run (a setting, the database, an argument, an address): one sentence, exit 2, as the
-    mock's servers and the conformance kit exit when they cannot run."""
-
-    exit_code = EXIT_CANNOT_START
 
 
 def _config(database: str | None = None, public_url: str | None = None) -> Config:
@@ -88,7 +82,7 @@ def migrate(database: str | None) -> None:
     cleanly: no new connections, requests in flight get {STOP_GRACE_SECONDS} s to finish, exit 0. It exits 2 when it
     cannot start (the address is taken, the database's schema is behind).""")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", default=8080, show_default=True, type=int,
+@click.option("--port", default=8080, show_default=True, type=PORT,
               help="Port to listen on; 0 picks a free one (the printed URL has it).")
 @click.option("--database", help=DATABASE_HELP)
 @click.option("--public-url", help="Base of issuer URLs (default: TOOLGATE_PUBLIC_URL, else the URL listened on).")
@@ -131,10 +125,10 @@ def serve(host: str, port: int, database: str | None, public_url: str | None, wo
 
 @cli.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address the three servers listen on.")
-@click.option("--port", default=8080, show_default=True, type=int, help="The service's port; 0 picks a free one.")
-@click.option("--mock-port", default=8090, show_default=True, type=int,
+@click.option("--port", default=8080, show_default=True, type=PORT, help="The service's port; 0 picks a free one.")
+@click.option("--mock-port", default=8090, show_default=True, type=PORT,
               help="The mock backend's port (the demo's tools keep the URL they were made with).")
-@click.option("--model-port", default=8091, show_default=True, type=int, help="The scripted model's port.")
+@click.option("--model-port", default=8091, show_default=True, type=PORT, help="The scripted model's port.")
 @click.option("--state", default=".toolgate", show_default=True, help="Where the demo keeps its secret and keys.")
 def demo(host: str, port: int, mock_port: int, model_port: int, state: str) -> None:
     """The demo (`make run`): the service on SQLite with a demo organization, the mock backend and a model.
@@ -314,42 +308,13 @@ def calls_purge(days: float | None, batch: int | None, database: str | None) -> 
     click.echo(f"purged {purge(retention, batch=batch or PURGE_BATCH)} call records older than {retention:g} days")
 
 
-# The mock's servers are its own click commands (mock_backend/cli.py, which imports nothing of the service):
-# added as they are, so `toolgate mock-backend --help` is their real help.
+# The mock's servers and the conformance kit are their own click commands (mock_backend/, conformance/, which import
+# nothing of the service): added as they are, so `toolgate mock-backend --help` is their real help.
 cli.add_command(mock_backend_command, "mock-backend")
 cli.add_command(model_server_command, "model-server")
-
-
-@cli.command(context_settings={"ignore_unknown_options": True, "help_option_names": []})
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def conformance(args: tuple[str, ...]) -> None:
-    """Run the conformance suites: platform, endpoint, list (`toolgate conformance --help`)."""
-    from conformance.cli import main as conformance_main
-
-    sys.exit(conformance_main(list(args), prog="toolgate conformance"))
+cli.add_command(conformance_group, "conformance")
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status (see the module)."""
-    try:
-        cli.main(args=argv, prog_name="toolgate", standalone_mode=False)
-    except click.UsageError as error:  # one line naming the command, not click's usage block
-        where = error.ctx.command_path if error.ctx is not None else "toolgate"
-        click.echo(f"Error: {where}: {error.format_message()}", err=True)
-        return EXIT_CANNOT_START
-    except click.ClickException as error:
-        error.show()
-        return error.exit_code
-    except click.exceptions.Exit as done:
-        return done.exit_code
-    except click.Abort:
-        return 1
-    except SystemExit as done:
-        return done.code if isinstance(done.code, int) else 1
-    except Exception as error:
-        reason = cannot_run(error)
-        if reason is None:
-            raise
-        click.echo(f"Error: {reason}", err=True)
-        return EXIT_CANNOT_START
-    return 0
+    return run(cli, argv, "toolgate", explain=cannot_run)

@@ -45,7 +45,7 @@ def probed(tmp_path_factory) -> str:
     importing the registry."""
     copy = tmp_path_factory.mktemp("probed")
     skip = shutil.ignore_patterns("__pycache__", "static", "templates", "data")
-    for package in ("service", "mock_backend", "conformance", "serving"):
+    for package in ("service", "mock_backend", "conformance", "serving", "commandline"):
         shutil.copytree(ROOT / package, copy / package, ignore=skip)
     shutil.copy(ROOT / "pyproject.toml", copy)
     (copy / "service" / "probe").mkdir()

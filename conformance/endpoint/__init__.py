@@ -1,27 +1,27 @@
 """The endpoint suite: the kit acts as the platform and checks an integrator's tool endpoint.
 
-`SUITE` holds the cases; `add_arguments` and `open_target` are what the command line needs to
-run them: the tool's description, and a target with the kit's own issuers serving their keys.
+`SUITE` holds the cases; `OPTIONS` and `open_target` are what the command line needs to run
+them: the tool's description, and a target with the kit's own issuers serving their keys.
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
+from types import SimpleNamespace
 from typing import Iterator
 
-from conformance.endpoint.arguments import add_arguments, check_arguments
+from conformance.endpoint.arguments import OPTIONS, check_arguments
 from conformance.endpoint.cases import SUITE
 from conformance.endpoint.target import EndpointTarget, reachable
 from conformance.issuer import JWKS_PATH, KitIssuer
 from conformance.runner import CouldNotRun
 from conformance.tokens import SigningKey
 
-__all__ = ["SUITE", "EndpointTarget", "add_arguments", "banner", "open_target"]
+__all__ = ["OPTIONS", "SUITE", "EndpointTarget", "banner", "open_target"]
 
 
 @contextlib.contextmanager
-def open_target(args: argparse.Namespace) -> Iterator[EndpointTarget]:
+def open_target(args: SimpleNamespace) -> Iterator[EndpointTarget]:
     """Validate the arguments, make sure the endpoint answers, and serve the kit's issuers.
 
     Raises CouldNotRun for bad arguments, an unreachable endpoint or a port already taken.

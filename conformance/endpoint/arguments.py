@@ -8,11 +8,14 @@ with no control characters, never . or ..), since a backend is certified for a t
 """
 from __future__ import annotations
 
-import argparse
 import ipaddress
 import re
+from types import SimpleNamespace
 from urllib.parse import urlsplit
 
+import click
+
+from commandline import Checked
 from conformance.endpoint.target import METHODS, PLACEHOLDER, SUBJECT, ToolCall
 from conformance.limits import ROTATION_WAIT_MAX_SECONDS, ROTATION_WAIT_SECONDS
 from conformance.runner import CouldNotRun
@@ -36,10 +39,16 @@ def _port(text: str) -> int:
     try:
         port = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port: a whole number from 0 to 65535") from None
+        raise ValueError(f"{text!r} is not a port: a whole number from 0 to 65535") from None
     if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"{port} is not a port: a whole number from 0 to 65535")
+        raise ValueError(f"{port} is not a port: a whole number from 0 to 65535")
     return port
+
+
+def _method(text: str) -> str:
+    if text.upper() not in METHODS:
+        raise ValueError(f"{text!r} is not one of {', '.join(METHODS)}")
+    return text.upper()
 
 
 def _rotation_wait(text: str) -> float:
@@ -48,54 +57,51 @@ def _rotation_wait(text: str) -> float:
     except ValueError:
         seconds = float("nan")
     if not 0 <= seconds <= ROTATION_WAIT_MAX_SECONDS:  # NaN too
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds from 0 to "
-                                         f"{ROTATION_WAIT_MAX_SECONDS:g}")
+        raise ValueError(f"{text!r} is not a number of seconds from 0 to {ROTATION_WAIT_MAX_SECONDS:g}")
     return seconds
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The endpoint command's own options (selection and reports are the runner's)."""
-    parser.add_argument("--url", required=True,
-                        help="the tool's URL; {name} placeholders are path parameters, "
-                             "{subject} is filled with --subject")
-    parser.add_argument("--method", required=True, type=str.upper, choices=METHODS)
-    parser.add_argument("--tool", required=True, help="the tool's name: the assertion's aud")
-    parser.add_argument("--subject", default=DEFAULT_SUBJECT,
-                        help=f"the assertion's sub and the {{subject}} value (default {DEFAULT_SUBJECT})")
-    parser.add_argument("--other-subject", metavar="S",
-                        help="a second person the backend knows, whose URL the subject-binding case "
-                             "points the first person's assertion at (default: the subject plus "
-                             "'-other'); name a real one if your backend answers 404 for strangers")
-    parser.add_argument("--param", action="append", default=[], metavar="K=V",
-                        help="a parameter, placed as the URL says; K:=V reads V as JSON")
-    parser.add_argument("--algorithm", choices=ALGORITHMS, default=ALGORITHM,
-                        help=f"the algorithm your organization signs with (toolgate org create --algorithm; default "
-                             f"{ALGORITHM}): the kit's key, and every token it signs or forges, use it")
-    parser.add_argument("--jwks-port", type=_port, default=0, metavar="P",
-                        help="serve the kit's key set on this port (default: any free port)")
-    parser.add_argument("--untrusted-port", type=_port, default=0, metavar="P",
-                        help="serve the untrusted issuer (the forgeries' own key set, and the URLs "
-                             "a token's jku or x5u points to) on this port (default: any free port); "
-                             "a firewalled CI opens it like --jwks-port")
-    parser.add_argument("--issuer-host", default="127.0.0.1",
-                        help="the host in both issuers' URLs, where the backend reaches the kit")
-    parser.add_argument("--key-file", metavar="FILE",
-                        help="keep the kit's signing key in FILE (created if missing), so a "
-                             "backend that cached the key set keeps trusting it across runs")
-    parser.add_argument("--requires-approval", action="store_true",
-                        help="the tool requires the person's approval: the kit's correct calls carry an "
-                             "approval claim, as the platform's approved calls do, and "
-                             "endpoint/no-approval-rejected checks that a call without one is refused "
-                             "(without this option, that case is skipped)")
-    parser.add_argument("--single-use", action="store_true",
-                        help="the endpoint takes each assertion once (recommended for a consequential tool, "
-                             "docs/approvals.md): endpoint/replay-rejected sends one twice and checks the second "
-                             "is refused (without this option, that case is skipped)")
-    parser.add_argument("--rotation-wait", type=_rotation_wait, default=ROTATION_WAIT_SECONDS,
-                        metavar="SECONDS",
-                        help=f"how long endpoint/key-rotation-picked-up keeps calling with a newly "
-                             f"published key before it fails (default {ROTATION_WAIT_SECONDS:g}: jose's "
-                             f"JWKS client refetches at most every 30 s)")
+#: The endpoint command's own options (selection and reports are the command's, conformance/cli.py).
+OPTIONS: list[click.Parameter] = [
+    click.Option(["--url"], required=True,
+                 help="The tool's URL; {name} placeholders are path parameters, {subject} is filled with --subject."),
+    click.Option(["--method"], required=True, type=Checked("|".join(METHODS), _method),
+                 help="The tool's HTTP method (any case)."),
+    click.Option(["--tool"], required=True, help="The tool's name: the assertion's aud."),
+    click.Option(["--subject"], default=DEFAULT_SUBJECT, show_default=True,
+                 help="The assertion's sub and the {subject} value."),
+    click.Option(["--other-subject"], metavar="S",
+                 help="A second person the backend knows, whose URL the subject-binding case points the first "
+                      "person's assertion at (default: the subject plus '-other'); name a real one if your backend "
+                      "answers 404 for strangers."),
+    click.Option(["--param"], multiple=True, metavar="K=V",
+                 help="A parameter, placed as the URL says; K:=V reads V as JSON (repeatable)."),
+    click.Option(["--algorithm"], type=click.Choice(ALGORITHMS), default=ALGORITHM, show_default=True,
+                 help="The algorithm your organization signs with (toolgate org create --algorithm): the kit's key, "
+                      "and every token it signs or forges, use it."),
+    click.Option(["--jwks-port"], type=Checked("P", _port), default=0, metavar="P",
+                 help="Serve the kit's key set on this port (default: any free port)."),
+    click.Option(["--untrusted-port"], type=Checked("P", _port), default=0, metavar="P",
+                 help="Serve the untrusted issuer (the forgeries' own key set, and the URLs a token's jku or x5u "
+                      "points to) on this port (default: any free port); a firewalled CI opens it like --jwks-port."),
+    click.Option(["--issuer-host"], default="127.0.0.1", show_default=True,
+                 help="The host in both issuers' URLs, where the backend reaches the kit."),
+    click.Option(["--key-file"], metavar="FILE",
+                 help="Keep the kit's signing key in FILE (created if missing), so a backend that cached the key "
+                      "set keeps trusting it across runs."),
+    click.Option(["--requires-approval"], is_flag=True,
+                 help="The tool requires the person's approval: the kit's correct calls carry an approval claim, as "
+                      "the platform's approved calls do, and endpoint/no-approval-rejected checks that a call "
+                      "without one is refused (without this option, that case is skipped)."),
+    click.Option(["--single-use"], is_flag=True,
+                 help="The endpoint takes each assertion once (recommended for a consequential tool, "
+                      "docs/approvals.md): endpoint/replay-rejected sends one twice and checks the second is "
+                      "refused (without this option, that case is skipped)."),
+    click.Option(["--rotation-wait"], type=Checked("SECONDS", _rotation_wait), default=ROTATION_WAIT_SECONDS,
+                 metavar="SECONDS",
+                 help=f"How long endpoint/key-rotation-picked-up keeps calling with a newly published key before it "
+                      f"fails (default {ROTATION_WAIT_SECONDS:g}: jose's JWKS client refetches at most every 30 s)."),
+]
 
 
 def check_url(url: str) -> None:
@@ -144,7 +150,7 @@ def check_issuer_host(host: str) -> None:
         raise CouldNotRun(f"--issuer-host {host!r} is not a host name or IPv4 address (no scheme, port or path)")
 
 
-def check_ports(args: argparse.Namespace) -> None:
+def check_ports(args: SimpleNamespace) -> None:
     """CouldNotRun when the two issuers, or an issuer and the endpoint, would need the same port."""
     if args.jwks_port and args.jwks_port == args.untrusted_port:
         raise CouldNotRun(f"--jwks-port and --untrusted-port are both {args.jwks_port}: the kit's issuer and the "
@@ -158,7 +164,7 @@ def check_ports(args: argparse.Namespace) -> None:
                                   f"cannot serve a key set")
 
 
-def check_arguments(args: argparse.Namespace) -> ToolCall:
+def check_arguments(args: SimpleNamespace) -> ToolCall:
     """Every check of the command line, in the options' order; the tool's call if they all hold, else CouldNotRun."""
     check_url(args.url)
     if not NAME.fullmatch(args.tool) or len(args.tool) > MAX_TOOL_NAME_CHARS:

@@ -10,12 +10,14 @@ runs never collide.
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
+from types import SimpleNamespace
 from typing import Iterator
 
+import click
 import requests
 
+from commandline import Checked
 from conformance.limits import CALL_DEADLINE_SECONDS
 from conformance.platform import cases  # noqa: F401  (declares every case on SUITE)
 from conformance.platform.budgets import IN_TIME_MARGIN_SECONDS, REQUEST_TIMEOUT_SECONDS
@@ -26,30 +28,7 @@ from conformance.platform.preflight import preflight
 from conformance.platform.suite import SUITE
 from conformance.runner import CouldNotRun
 
-__all__ = ["SUITE", "PlatformTarget", "add_arguments", "banner", "open_target"]
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The platform command's own options (selection and reports are the runner's)."""
-    parser.add_argument("--url", help="the platform's base URL; without it the kit starts a platform "
-                                      "and a mock backend itself on free loopback ports")
-    parser.add_argument("--admin-key", metavar="KEY", help="an admin API key of the organization "
-                                                           "to check (required with --url)")
-    parser.add_argument("--agent-key", metavar="KEY",
-                        help="an agent API key of the same organization, for the agent cases "
-                             "(lifecycle/agent-…), which error without it")
-    parser.add_argument("--mock-url", metavar="URL",
-                        help="a mock backend (`toolgate mock-backend`) trusting the organization's "
-                             "issuer and reachable from the platform; without it the kit starts "
-                             "one on loopback")
-    parser.add_argument("--model-url", metavar="URL",
-                        help="the scripted model server (python -m mock_backend.model_server) the "
-                             "platform runs turns with, reachable from the kit, for the turn cases "
-                             "(turn/…), which error without it; without --url the kit starts one")
-    parser.add_argument("--call-deadline-seconds", metavar="S", type=_lowered_deadline,
-                        help="for testing the kit itself: the platform's call deadline is S seconds, below "
-                             f"the spec's {CALL_DEADLINE_SECONDS:g} (a platform the kit starts is given it), so "
-                             "the cases that wait on it take seconds; a conformant platform keeps the spec's")
+__all__ = ["OPTIONS", "SUITE", "PlatformTarget", "banner", "open_target"]
 
 
 def _lowered_deadline(text: str) -> float:
@@ -58,10 +37,33 @@ def _lowered_deadline(text: str) -> float:
     except ValueError:
         seconds = 0.0
     if not IN_TIME_MARGIN_SECONDS < seconds <= CALL_DEADLINE_SECONDS:
-        raise argparse.ArgumentTypeError(
+        raise ValueError(
             f"must be more than {IN_TIME_MARGIN_SECONDS:g} and at most {CALL_DEADLINE_SECONDS:g} seconds "
             f"(it only lowers the spec's deadline, to test the kit); got {text!r}")
     return seconds
+
+
+#: The platform command's own options (selection and reports are the command's, conformance/cli.py).
+OPTIONS: list[click.Parameter] = [
+    click.Option(["--url"], help="The platform's base URL; without it the kit starts a platform and a mock backend "
+                                 "itself on free loopback ports."),
+    click.Option(["--admin-key"], metavar="KEY",
+                 help="An admin API key of the organization to check (required with --url)."),
+    click.Option(["--agent-key"], metavar="KEY",
+                 help="An agent API key of the same organization, for the agent cases (lifecycle/agent-…), which "
+                      "error without it."),
+    click.Option(["--mock-url"], metavar="URL",
+                 help="A mock backend (`toolgate mock-backend`) trusting the organization's issuer and reachable "
+                      "from the platform; without it the kit starts one on loopback."),
+    click.Option(["--model-url"], metavar="URL",
+                 help="The scripted model server (`toolgate model-server`) the platform runs turns with, reachable "
+                      "from the kit, for the turn cases (turn/…), which error without it; without --url the kit "
+                      "starts one."),
+    click.Option(["--call-deadline-seconds"], metavar="S", type=Checked("S", _lowered_deadline),
+                 help=f"For testing the kit itself: the platform's call deadline is S seconds, below the spec's "
+                      f"{CALL_DEADLINE_SECONDS:g} (a platform the kit starts is given it), so the cases that wait on "
+                      f"it take seconds; a conformant platform keeps the spec's."),
+]
 
 
 def _issuer(target: PlatformTarget) -> None:
@@ -82,7 +84,7 @@ def _mock_answers(mock_url: str) -> None:
 
 
 @contextlib.contextmanager
-def open_target(args: argparse.Namespace) -> Iterator[PlatformTarget]:
+def open_target(args: SimpleNamespace) -> Iterator[PlatformTarget]:
     """The platform to check: the one named by --url, or one the kit starts (and stops) itself."""
     deadline = args.call_deadline_seconds or CALL_DEADLINE_SECONDS
     if args.url is None:

@@ -1,5 +1,6 @@
 """Every endpoint argument that cannot work stops the command with exit 2 and one sentence naming it, before any
-case runs (and before the endpoint is even tried: the URLs here point where nothing listens)."""
+case runs (and before the endpoint is even tried: the URLs here point where nothing listens). A value click refuses
+while parsing is said in click's words ("Invalid value for '--jobs': …"), one line all the same."""
 from __future__ import annotations
 
 import pytest
@@ -53,22 +54,22 @@ BAD = {
     "same-port-twice": (_endpoint("--jwks-port", "9000", "--untrusted-port", "9000"),
                         "--jwks-port and --untrusted-port are both 9000"),
     "the-endpoints-own-port": (_endpoint("--jwks-port", "9"), "--jwks-port 9 is the endpoint's own port"),
-    "port-not-a-port": (_endpoint("--jwks-port", "70000"), "argument --jwks-port: 70000 is not a port"),
-    "port-not-a-number": (_endpoint("--untrusted-port", "x"), "argument --untrusted-port: 'x' is not a port"),
+    "port-not-a-port": (_endpoint("--jwks-port", "70000"), "Invalid value for '--jwks-port': 70000 is not a port"),
+    "port-not-a-number": (_endpoint("--untrusted-port", "x"), "Invalid value for '--untrusted-port': 'x' is not a port"),
     "issuer-host-with-a-scheme": (_endpoint("--issuer-host", "http://ci-runner"),
                                   "--issuer-host 'http://ci-runner' is not a host name or IPv4 address"),
     "issuer-host-unspecified": (_endpoint("--issuer-host", "0.0.0.0"),
                                 "--issuer-host 0.0.0.0 is not an address a backend can reach the kit at"),
     "issuer-host-ipv6": (_endpoint("--issuer-host", "::1"), "--issuer-host ::1 is not an address a backend can"),
     "rotation-wait-too-long": (_endpoint("--rotation-wait", "121"),
-                               "argument --rotation-wait: '121' is not a number of seconds from 0 to 120"),
+                               "Invalid value for '--rotation-wait': '121' is not a number of seconds from 0 to 120"),
     "rotation-wait-not-a-number": (_endpoint("--rotation-wait", "soon"),
-                                   "argument --rotation-wait: 'soon' is not a number of seconds"),
-    "algorithm-unknown": (_endpoint("--algorithm", "HS256"), "argument --algorithm: invalid choice: 'HS256'"),
+                                   "Invalid value for '--rotation-wait': 'soon' is not a number of seconds"),
+    "algorithm-unknown": (_endpoint("--algorithm", "HS256"), "Invalid value for '--algorithm': 'HS256' is not one of 'ES256', 'EdDSA', 'RS256'"),
     "method-unknown": (["endpoint", "--url", URL, "--method", "TRACE", "--tool", "t"],
-                       "argument --method: invalid choice: 'TRACE'"),
-    "jobs-zero": (_endpoint("--jobs", "0"), "argument --jobs: '0' is not a whole number of at least 1"),
-    "jobs-not-a-number": (_endpoint("--jobs", "many"), "argument --jobs: 'many' is not a whole number"),
+                       "Invalid value for '--method': 'TRACE' is not one of GET, POST"),
+    "jobs-zero": (_endpoint("--jobs", "0"), "Invalid value for '--jobs': '0' is not a whole number of at least 1"),
+    "jobs-not-a-number": (_endpoint("--jobs", "many"), "Invalid value for '--jobs': 'many' is not a whole number"),
     "case-matching-nothing": (_endpoint("--case", "endpoint/valid", "--case", "endpoint/typo"),
                               "no case matches --case endpoint/typo"),
     "skip-matching-nothing": (_endpoint("--skip", "endpoint/key-rotaton"), "no case matches --skip endpoint/key-rotaton"),
@@ -83,6 +84,7 @@ def test_an_argument_that_cannot_work_exits_2_naming_it_before_any_case(name, ca
     out, err = capsys.readouterr()
     assert out == ""  # no banner, no case line
     assert says in err, err
+    assert len(err.splitlines()) == 1, err  # one sentence, the option named in it
     assert "cannot reach the endpoint" not in err
 
 

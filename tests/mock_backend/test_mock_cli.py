@@ -84,7 +84,7 @@ def test_the_mock_imports_nothing_from_the_service():
 
 def test_requires_approval_names_the_tools_refused_without_it(monkeypatch, harness, capsys):
     served = {}
-    monkeypatch.setattr("mock_backend.cli._serve", lambda app, *args, **kwargs: served.update(app=app, **kwargs))
+    monkeypatch.setattr("mock_backend.cli.serve_app", lambda app, *args, **kwargs: served.update(app=app, **kwargs))
     assert main(["--issuer", harness.issuer, "--requires-approval", "place_order",
                  "--requires-approval", "cancel_order"]) == 0
     assert served["notes"] == ("mock backend: calls of place_order, cancel_order need the person's approval",)
@@ -103,7 +103,7 @@ def test_help_explains_requires_approval(capsys):
 
 def test_algorithm_pins_the_organizations_one_and_single_use_takes_each_assertion_once(monkeypatch, harness):
     served = {}
-    monkeypatch.setattr("mock_backend.cli._serve", lambda app, *args, **kwargs: served.update(app=app, **kwargs))
+    monkeypatch.setattr("mock_backend.cli.serve_app", lambda app, *args, **kwargs: served.update(app=app, **kwargs))
     assert main(["--issuer", harness.issuer, "--algorithm", "EdDSA", "--single-use", "refund"]) == 0
     assert served["notes"] == ("mock backend: calls of refund take each assertion once",
                                "mock backend: only EdDSA assertions are verified")
