@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 
 from flask import Flask, jsonify, request
 from werkzeug.exceptions import HTTPException
@@ -21,7 +22,8 @@ def create_app(issuers: Iterable[str], broken: str | None = None,
                jwks_fetcher: Fetcher | None = None,
                refetch_cooldown: float = REFETCH_COOLDOWN_SECONDS,
                requires_approval: Iterable[str] = (), *,
-               algorithms: Iterable[str] = PINNED_ALGORITHMS, single_use: Iterable[str] = ()) -> Flask:
+               algorithms: Iterable[str] = PINNED_ALGORITHMS, single_use: Iterable[str] = (),
+               clock: Callable[[], float] = time.monotonic) -> Flask:
     """The mock backend trusting exactly `issuers`; `broken` names one check to switch off
     (one of verify.BROKEN_MODES; anything else is a ValueError); `jwks_fetcher(url)` replaces
     the HTTP fetch of key sets; `refetch_cooldown` is how often an unknown `kid` may refetch
@@ -29,14 +31,16 @@ def create_app(issuers: Iterable[str], broken: str | None = None,
     `requires_approval` names the tools whose calls are refused without the person's approval
     (an `approval` claim), as an integrator's backend refuses consequential calls; `algorithms` are those it
     verifies with (default: each the platform signs with; an integrator pins its organization's one);
-    `single_use` names the tools that take each assertion once, refusing a `jti` taken before."""
+    `single_use` names the tools that take each assertion once, refusing a `jti` taken before; `clock` is what the key
+    sets' lifetimes and cooldowns are measured by (a test's, to pass a cooldown without waiting for it)."""
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
     app.json.sort_keys = False
     # Keep `//` in paths as sent: the echo route must show an empty path value, not a redirect.
     app.url_map.merge_slashes = False
     app.extensions[VERIFIER_KEY] = Verifier(list(issuers), broken, jwks_fetcher, refetch_cooldown,
-                                              requires_approval, algorithms=algorithms, single_use=single_use)
+                                              requires_approval, algorithms=algorithms, single_use=single_use,
+                                              clock=clock)
     app.extensions[shop.CARTS_KEY] = {}
     calls = CallLog()
 

@@ -38,7 +38,7 @@ import re
 import threading
 import time
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Callable
 
 import jwt
 
@@ -119,7 +119,8 @@ class Verifier:
                  fetcher: Fetcher | None = None,
                  refetch_cooldown: float = REFETCH_COOLDOWN_SECONDS,
                  requires_approval: Iterable[str] = (), *,
-                 algorithms: Iterable[str] = PINNED_ALGORITHMS, single_use: Iterable[str] = ()) -> None:
+                 algorithms: Iterable[str] = PINNED_ALGORITHMS, single_use: Iterable[str] = (),
+                 clock: Callable[[], float] = time.monotonic) -> None:
         if broken is not None and broken not in BROKEN_MODES:
             raise ValueError(f"unknown broken mode {broken!r}; choose one of: {', '.join(BROKEN_MODES)}")
         self.algorithms = tuple(algorithms)
@@ -135,7 +136,7 @@ class Verifier:
         self.requires_approval = frozenset(requires_approval)
         self._fetcher = fetcher
         self._cooldown = refetch_cooldown
-        self._keys = {issuer: IssuerKeys(issuer, fetcher, cooldown=refetch_cooldown) for issuer in issuers}
+        self._keys = {issuer: IssuerKeys(issuer, fetcher, cooldown=refetch_cooldown, clock=clock) for issuer in issuers}
         if not self._keys:
             raise ValueError("at least one issuer must be trusted")
 

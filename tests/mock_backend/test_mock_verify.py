@@ -11,6 +11,7 @@ import jwt
 import pytest
 
 from mock_backend import create_app
+from mock_backend.jwks import REFETCH_COOLDOWN_SECONDS
 from mock_backend.limits import CLOCK_SKEW_SECONDS
 from mock_backend.verify import REASONS, REQUIRED_CLAIMS, Rejected, reason_for
 from tests.mock_backend.conftest import generate_key
@@ -145,11 +146,12 @@ def test_an_assertion_expired_past_the_leeway_is_rejected(mock_client, harness):
 
 
 def test_a_next_key_is_picked_up_once_the_refetch_cooldown_has_passed(harness):
-    client = create_app([harness.issuer], refetch_cooldown=0.05).test_client()
+    now = [0.0]
+    client = create_app([harness.issuer], clock=lambda: now[0]).test_client()
     assert client.get("/users/alice/orders", headers=harness.bearer()).status_code == 200
     next_key = generate_key("ES256", "es256-2")
     harness.key_server.publish(harness.issuer, [key.jwk() for key in harness.keys.values()] + [next_key.jwk()])
-    time.sleep(0.1)  # the cooldown given above, not the real ten seconds
+    now[0] += REFETCH_COOLDOWN_SECONDS  # the real cooldown has passed, on the app's clock, without waiting for it
     response = client.get("/users/alice/orders", headers=harness.bearer(key=next_key))
     assert response.status_code == 200, response.get_json()
     assert harness.key_server.hits == 2
