@@ -27,6 +27,7 @@ from service.limits import (
     MAX_DATABASE_TIMEOUT_SECONDS,
     MAX_REQUEST_BYTES,
     MAX_REQUESTS_AT_WORK,
+    SECONDS_PER_DAY,
     WORK_WAIT_SECONDS,
 )
 
@@ -37,8 +38,6 @@ TEST_CALL_DEADLINE_VARIABLE = "TOOLGATE_TEST_CALL_DEADLINE_SECONDS"
 DATABASE_TIMEOUT_VARIABLE = "TOOLGATE_DATABASE_TIMEOUT_SECONDS"
 #: The longest any of the client deadlines may be set to: past it a deadline no longer protects anything.
 MAX_CLIENT_DEADLINE_SECONDS = 3_600
-#: A day: the longest a wait of the platform's own (a turn, a place at the work gate, an approval) may be set to.
-DAY_SECONDS = 86_400
 
 
 def _text(text: str) -> str:
@@ -172,7 +171,7 @@ class Config:
                                                _whole, 1, 1_000_000)
     #: Seconds a call awaiting the person's approval may be approved (never past the session token's expiry).
     approval_lifetime_seconds: float = setting("TOOLGATE_APPROVAL_LIFETIME_SECONDS", APPROVAL_LIFETIME_SECONDS,
-                                               _seconds, 0, DAY_SECONDS)
+                                               _seconds, 0, SECONDS_PER_DAY)
     #: Extra Flask settings (tests use this for TESTING and the like).
     flask: Mapping[str, object] = field(default_factory=dict)
 
