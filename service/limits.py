@@ -101,6 +101,16 @@ TOO_MANY_CALLS_RETRY_AFTER_SECONDS = 2
 #: run by the platform may take longer (TOOLGATE_TURN_DEADLINE_SECONDS) and is then cut. gunicorn's workers get the
 #: same.
 STOP_GRACE_SECONDS = 30
+#: A day, in seconds: call retention is counted in days, and no wait of the platform's own may be set past one.
+SECONDS_PER_DAY = 86_400
+
+#: Lines one page of a dashboard list shows (the Tools screen, the Calls page).
+DASHBOARD_PAGE_SIZE = 50
+#: The most records one read of the call log or the audit trail returns (the API's `limit` at most).
+MAX_PAGE = 500
+#: Characters of an exception's text a failure keeps as its detail (a call's, a model's): enough to name the cause,
+#: never a whole body an exception may quote.
+ERROR_DETAIL_CHARS = 500
 
 # Bounds on what a model may send, so a hostile value cannot grow a request without limit.
 MAX_URL_CHARS = 8_192

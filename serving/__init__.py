@@ -30,13 +30,15 @@ from serving.arrival import REFUSALS, Arrival, BodyStalled, BoundedInput, HeadTi
 #: Connections the kernel queues before they are accepted. A burst of a few hundred new connections overflows
 #: gevent's default and drops SYNs (each costs its client a 1 s retry); the kernel caps it at net.core.somaxconn.
 LISTEN_BACKLOG = 2048
-#: Seconds requests in flight get to finish once a stop is asked for, unless the caller says otherwise.
-STOP_GRACE_SECONDS = 1.0
+#: Seconds requests in flight get to finish once a stop is asked for when the caller names no grace: the mock backend
+#: and the model server, whose requests take milliseconds and whose tests stop them often. Not the service's grace
+#: (service.limits.STOP_GRACE_SECONDS, 30 s), which `toolgate serve` and `demo` pass: a service's steps wait on tools.
+DEFAULT_GRACE_SECONDS = 1.0
 #: Exit status of a server that could not start (the address is taken, its settings are wrong).
 EXIT_CANNOT_START = 2
 
-__all__ = ["EXIT_CANNOT_START", "LISTEN_BACKLOG", "SATURATED_ENVIRON", "STOP_GRACE_SECONDS", "Arrival", "BodyStalled",
-           "NoDelayHandler", "Server", "listen", "make_server", "serve", "settle_heap", "settle_process",
+__all__ = ["DEFAULT_GRACE_SECONDS", "EXIT_CANNOT_START", "LISTEN_BACKLOG", "SATURATED_ENVIRON", "Arrival",
+           "BodyStalled", "NoDelayHandler", "Server", "listen", "make_server", "serve", "settle_heap", "settle_process",
            "spawn_untracked", "url_of"]
 
 
@@ -269,7 +271,7 @@ def settle_process() -> None:
     spawn_untracked()
 
 
-def serve(server: Server, *, ready: str, notes: Iterable[str] = (), grace: float = STOP_GRACE_SECONDS) -> int:
+def serve(server: Server, *, ready: str, notes: Iterable[str] = (), grace: float = DEFAULT_GRACE_SECONDS) -> int:
     """Serve a bound `server` until SIGTERM or SIGINT, then stop it cleanly; 0.
 
     `ready` is printed (with `{url}` the server's URL) once it accepts, and flushed: it is the line a parent

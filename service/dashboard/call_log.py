@@ -9,10 +9,12 @@ from flask import request
 from service.dashboard.call_filters import BEFORE, call_filters
 from service.dashboard.readable import version_called
 from service.dashboard.web import READ_CALLS, blp, page, principal, requires
+from service.limits import DASHBOARD_PAGE_SIZE
 from service.records import calls
 
-#: Calls shown per page; one more is asked for, to know whether an older page exists.
-PAGE_SIZE = 50
+#: Calls shown per page; one more is asked for, to know whether an older page exists. A module name of its own, so
+#: a test can shorten the page.
+PAGE_SIZE = DASHBOARD_PAGE_SIZE
 
 
 @blp.get("/calls")

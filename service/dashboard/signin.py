@@ -21,6 +21,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from flask import Flask, current_app, g, session
 
 from service.errors import ServiceError
+from service.keys.sealing import NONCE_BYTES
 from service.limits import MAX_URL_CHARS
 from service.registry import Principal, authenticate_api_key, looks_like_api_key
 
@@ -30,7 +31,6 @@ SESSION_LIFETIME = timedelta(hours=8)
 _SIGNING_INFO = b"toolgate dashboard session cookie v1"
 _SEALING_INFO = b"toolgate dashboard api key sealing v1"
 _SEALED_KEY_AD = b"dashboard api key"
-_NONCE_BYTES = 12
 _EXTENSION = "toolgate_dashboard_seal"
 
 
@@ -61,7 +61,7 @@ def configured() -> bool:
 
 
 def seal(api_key: str) -> str:
-    nonce = os.urandom(_NONCE_BYTES)
+    nonce = os.urandom(NONCE_BYTES)
     sealed = current_app.extensions[_EXTENSION].encrypt(nonce, api_key.encode("utf-8"), _SEALED_KEY_AD)
     return base64.urlsafe_b64encode(nonce + sealed).decode("ascii")
 
@@ -69,7 +69,7 @@ def seal(api_key: str) -> str:
 def unseal(text: str) -> str | None:
     try:
         blob = base64.urlsafe_b64decode(text.encode("ascii"))
-        opened = current_app.extensions[_EXTENSION].decrypt(blob[:_NONCE_BYTES], blob[_NONCE_BYTES:], _SEALED_KEY_AD)
+        opened = current_app.extensions[_EXTENSION].decrypt(blob[:NONCE_BYTES], blob[NONCE_BYTES:], _SEALED_KEY_AD)
     except (InvalidTag, binascii.Error, ValueError, UnicodeError):
         return None
     return opened.decode("utf-8")

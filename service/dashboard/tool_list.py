@@ -8,11 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from service.limits import MAX_STORED_INTEGER
+from service.limits import DASHBOARD_PAGE_SIZE, MAX_STORED_INTEGER
 from service.text import whole_number
 
-#: Tools shown per page.
-PAGE_SIZE = 50
+#: Tools shown per page (a module name of its own, so a test can shorten the page).
+PAGE_SIZE = DASHBOARD_PAGE_SIZE
 #: What a search looks in.
 SEARCHED = ("name", "display_name", "description")
 #: The longest search the screen reads; a longer one is cut (no tool's text is searched past its own length anyway).

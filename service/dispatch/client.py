@@ -1,6 +1,6 @@
 """The HTTP client on the call path: geventhttpclient's C parser and socket pools, behind the guards.
 
-Measured side by side on the platform's own path (bench/call_overhead.py, docs/decisions.md), a
+Measured side by side on the platform's own path (bench/call_overhead.py, bench/JOURNAL.md), a
 `requests` Session costs about five times the CPU per call of geventhttpclient, and urllib3 alone
 about two and a half times (both live on in bench/engines.py, as references). Only the parser and the
 pool of sockets are taken from geventhttpclient; the request is written here, so nothing it does by

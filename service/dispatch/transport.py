@@ -26,9 +26,7 @@ from service.dispatch.failures import (
 )
 from service.dispatch.guard import AddressGuard
 from service.dispatch.reading import charset_of, decoded_chunks, has_body, raw_chunks, read_text
-from service.limits import CALL_DEADLINE_SECONDS, RESPONSE_CAP_CHARS
-
-_DETAIL_CHARS = 500
+from service.limits import CALL_DEADLINE_SECONDS, ERROR_DETAIL_CHARS, RESPONSE_CAP_CHARS
 
 
 @dataclass(frozen=True)
@@ -150,4 +148,4 @@ def judge(status: int, content_type: str | None, chunks: Iterable[bytes], cap: i
 
 
 def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"[:_DETAIL_CHARS]
+    return f"{type(exc).__name__}: {exc}"[:ERROR_DETAIL_CHARS]

@@ -28,7 +28,7 @@ from service.limits import SATURATED_GRACE_SECONDS
 from serving import SATURATED_ENVIRON, BodyStalled
 
 #: A chunked body (no declared length) is read this much at a time, up to the bound.
-_CHUNK_BYTES = 65_536
+_BODY_CHUNK_BYTES = 65_536
 
 
 class ArrivingBody:
@@ -70,7 +70,7 @@ class ArrivingBody:
                 return self._stream.read(self._length)
             # One byte past the bound at most: each edge refuses a body past it in its own shape (MCP in JSON-RPC)
             chunks, size = [], 0
-            while size <= self._bound and (chunk := self._stream.read(min(_CHUNK_BYTES, self._bound + 1 - size))):
+            while size <= self._bound and (chunk := self._stream.read(min(_BODY_CHUNK_BYTES, self._bound + 1 - size))):
                 chunks.append(chunk)
                 size += len(chunk)
             return b"".join(chunks)

@@ -16,7 +16,6 @@ from service import limits
 from service.catalogue import violation
 from service.errors import ServiceError
 
-DETAIL_CHARS = 300
 #: Steps between two readings of the clock: a step is a few microseconds, the clock a fraction of one.
 _CLOCK_EVERY = 64
 
@@ -25,7 +24,7 @@ def refused(rule: str, field: str = "document", detail: str = "") -> ServiceErro
     """422 naming the request field that cannot be used, with the rule's sentence (and what was found, if told)."""
     v = violation(field, rule)
     message = f"{v.message} {detail}".strip() if detail else v.message
-    return ServiceError(422, rule, message[: len(v.message) + 1 + DETAIL_CHARS], [v])
+    return ServiceError(422, rule, message[: len(v.message) + 1 + limits.ERROR_DETAIL_CHARS], [v])
 
 
 class Abandoned(Exception):

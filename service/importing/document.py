@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from service import limits
-from service.importing.bounds import DETAIL_CHARS, Budget, refused
+from service.importing.bounds import Budget, refused
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 #: An anchor is `&` and a name of letters, digits, `-` and `_` (PyYAML's scanners, C and Python, take no other).
@@ -93,7 +93,7 @@ def _load_yaml(text: str, budget: Budget) -> Any:
             where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
             raise refused("document-unreadable", detail=f"{exc.problem}{where}.") from None
         except (yaml.YAMLError, ValueError, TypeError) as exc:
-            raise refused("document-unreadable", detail=str(exc)[:DETAIL_CHARS]) from None
+            raise refused("document-unreadable", detail=str(exc)[:limits.ERROR_DETAIL_CHARS]) from None
         except RecursionError:  # PyYAML's pure-Python parser, without libyaml, recurses per level
             raise refused("document-too-complex") from None
     finally:

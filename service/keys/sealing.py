@@ -24,7 +24,8 @@ SEALED_PREFIX = "v1."
 # HKDF's `info`: names this use of the secret, so the same TOOLGATE_SECRET_KEY used for anything
 # else in the platform yields an unrelated key.
 _HKDF_INFO = b"toolgate signing-key sealing v1"
-_NONCE_BYTES = 12
+#: AES-GCM's nonce: 96 random bits, the size the algorithm is made for (NIST SP 800-38D).
+NONCE_BYTES = 12
 
 
 class SealError(Exception):
@@ -51,7 +52,7 @@ def seal_private_key(key: SigningKey, secret: str) -> str:
         serialization.PrivateFormat.PKCS8,
         serialization.NoEncryption(),
     )
-    nonce = os.urandom(_NONCE_BYTES)
+    nonce = os.urandom(NONCE_BYTES)
     sealed = _sealing_key(secret).encrypt(nonce, der, _associated_data(key.kid, key.alg))
     return SEALED_PREFIX + base64.urlsafe_b64encode(nonce + sealed).decode("ascii")
 
@@ -71,10 +72,10 @@ def unseal_private_key(
         blob = base64.urlsafe_b64decode(sealed[len(SEALED_PREFIX):].encode("ascii"))
     except (binascii.Error, UnicodeEncodeError, ValueError):
         raise SealError(f"The stored private key of {kid} is not valid sealed text.") from None
-    if len(blob) <= _NONCE_BYTES:
+    if len(blob) <= NONCE_BYTES:
         raise SealError(f"The stored private key of {kid} is truncated.")
     try:
-        der = aead.decrypt(blob[:_NONCE_BYTES], blob[_NONCE_BYTES:], _associated_data(kid, alg))
+        der = aead.decrypt(blob[:NONCE_BYTES], blob[NONCE_BYTES:], _associated_data(kid, alg))
     except InvalidTag:
         raise SealError(
             f"The private key of {kid} cannot be opened: TOOLGATE_SECRET_KEY is not the secret it "

@@ -11,6 +11,7 @@ from typing import Any, Callable, TypeVar
 
 import gevent
 
+from service.limits import ERROR_DETAIL_CHARS
 from service.llm.interface import MODEL_MALFORMED, MODEL_REFUSED, MODEL_TIMED_OUT, MODEL_UNREACHABLE, ModelFailure
 
 T = TypeVar("T")
@@ -18,8 +19,6 @@ T = TypeVar("T")
 #: Sent when no key is configured: local servers (vLLM, Ollama, llama.cpp) need none, but both
 #: clients refuse to start without one, and an unset key would make them read it from the environment.
 NO_KEY = "no-key"
-
-_DETAIL_CHARS = 300
 
 
 def http_client(sdk: Any) -> Any:
@@ -30,7 +29,7 @@ def http_client(sdk: Any) -> Any:
 
 def failure_from(sdk: Any, error: Exception) -> ModelFailure:
     """The failure kind for an exception the SDK raised."""
-    detail = f"{type(error).__name__}: {error}"[:_DETAIL_CHARS]
+    detail = f"{type(error).__name__}: {error}"[:ERROR_DETAIL_CHARS]
     if isinstance(error, sdk.APITimeoutError):  # before APIConnectionError, its base class
         return ModelFailure(MODEL_TIMED_OUT, detail)
     if isinstance(error, sdk.APIConnectionError):

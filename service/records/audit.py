@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from service.database import db, is_postgres
+from service.limits import MAX_PAGE
 from service.models import Organization
 from service.records import metrics
 from service.records.tables import AuditHead, AuditRecord
@@ -45,8 +46,6 @@ TOOL, PROJECT, SIGNING_KEY, API_KEY = "tool", "project", "signing-key", "api-key
 OPENAPI_DOCUMENT = "openapi-document"
 OBJECT_TYPES = (TOOL, PROJECT, SIGNING_KEY, API_KEY, OPENAPI_DOCUMENT)
 
-#: The most records one read returns.
-MAX_PAGE = 500
 
 
 def canonical(value: Any) -> bytes:

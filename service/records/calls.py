@@ -12,6 +12,7 @@ from typing import Any, Iterable, Mapping
 
 from service.database import write_transaction
 from service.dispatch.failures import FAILURE_KINDS, RESPONSE_TOO_BIG
+from service.limits import MAX_PAGE, SECONDS_PER_DAY
 from service.models import CallRecord, Organization
 from service.records import logs, metrics
 
@@ -21,10 +22,8 @@ OVER_THE_CAP = "over the cap"
 OK = metrics.OK
 KINDS = (OK, *FAILURE_KINDS)
 
-MAX_PAGE = 500
 #: Records deleted per transaction by `purge`: small enough that a serving instance's writes wait only briefly.
 PURGE_BATCH = 500
-SECONDS_PER_DAY = 86_400
 
 
 @dataclass(frozen=True)

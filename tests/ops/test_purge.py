@@ -7,8 +7,9 @@ from pathlib import Path
 
 from service.cli import main
 from service.database import db
+from service.limits import SECONDS_PER_DAY
 from service.models import CallRecord
-from service.records.calls import SECONDS_PER_DAY, purge
+from service.records.calls import purge
 from service.registry import get_organization
 from tests.support.definitions import tool
 from tests.support.live import converse, live_service, publish_project

@@ -26,7 +26,7 @@ from service.api.ops.schemas import (
 from service.catalogue import RULES, Violation, violation
 from service.errors import ServiceError
 from service.http import admitting
-from service.limits import MAX_STORED_INTEGER
+from service.limits import MAX_PAGE, MAX_STORED_INTEGER
 from service.ops import health, impact, why
 from service.records import audit, calls, metrics
 from service.roles import READ, READ_CALLS
@@ -88,7 +88,7 @@ class ToolHistoryViews(MethodView):
         organization = current_principal().organization
         tool = registry.get_tool(organization, name)
         # The latest page; /v1/audit?object_type=tool&object=NAME pages through the rest.
-        rows = audit.history(organization, object_type=audit.TOOL, object_name=name, limit=audit.MAX_PAGE)
+        rows = audit.history(organization, object_type=audit.TOOL, object_name=name, limit=MAX_PAGE)
         return {"tool": name, "records": [audit.record_view(r) for r in rows],
                 "versions": registry.tool_view(tool)["versions"]}
 

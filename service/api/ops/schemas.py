@@ -2,7 +2,7 @@
 from marshmallow import Schema, fields, validate
 
 from service.api.schemas import StoredInteger, Text
-from service.limits import MAX_ROW_ID
+from service.limits import MAX_PAGE, MAX_ROW_ID
 from service.records import audit, calls
 
 
@@ -16,7 +16,7 @@ class CallQuerySchema(Schema):
     until = fields.Float(metadata={"description": "Unix seconds, exclusive."})
     before = StoredInteger(maximum=MAX_ROW_ID, metadata={"description": "Paging: calls older than this call id "
                                                                         "(`next`)."})
-    limit = fields.Integer(load_default=100, validate=validate.Range(1, calls.MAX_PAGE))
+    limit = fields.Integer(load_default=100, validate=validate.Range(1, MAX_PAGE))
 
 
 class CallRecordSchema(Schema):
@@ -48,7 +48,7 @@ class AuditQuerySchema(Schema):
     object = Text()
     action = fields.String(validate=validate.OneOf(audit.ACTIONS))
     before = StoredInteger(metadata={"description": "Paging: records before this sequence number (`next`)."})
-    limit = fields.Integer(load_default=100, validate=validate.Range(1, audit.MAX_PAGE))
+    limit = fields.Integer(load_default=100, validate=validate.Range(1, MAX_PAGE))
 
 
 class ActorSchema(Schema):
