@@ -116,7 +116,7 @@ class Config:
             call_deadline_seconds=_test_call_deadline(env.get(TEST_CALL_DEADLINE_VARIABLE, "")),
         )
 
-    def with_overrides(self, **changes: object) -> "Config":
+    def with_overrides(self, **changes: Any) -> "Config":
         """A copy with the given settings changed (None values are ignored)."""
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 

@@ -130,7 +130,8 @@ def _sole_handler(logger: logging.Logger) -> _StderrHandler | None:
     is: nothing switched off or filtered on the way, and no other handler anywhere up the loggers they propagate to."""
     if logger.disabled or logger.filters or not logger.isEnabledFor(logging.INFO):
         return None
-    sole, current = None, logger
+    sole = None
+    current: logging.Logger | None = logger
     while current is not None:
         for handler in current.handlers:
             if (sole is not None or type(handler) is not _StderrHandler or handler.filters
@@ -154,7 +155,9 @@ def _info_lines(logger: logging.Logger, message: str, field_sets: list[dict[str,
     now = time.time()
     text = "".join(formatter.line(now, "INFO", logger.name, message, fields) + handler.terminator
                    for fields in field_sets)
-    with handler.lock:
+    lock = handler.lock
+    assert lock is not None  # made by Handler.__init__
+    with lock:
         try:
             handler.stream.write(text)
             handler.flush()
