@@ -101,7 +101,7 @@ class _StderrHandler(logging.StreamHandler):
         self.lock = monkey.get_original("_thread", "RLock")()
 
     @property
-    def stream(self):  # type: ignore[override]
+    def stream(self):
         return sys.stderr
 
 
@@ -113,7 +113,7 @@ def configure_logging(level: int = logging.INFO) -> None:
     process-wide, so the thread and process ids stay: another library's format may print them with `%d`, as
     gunicorn's does with the process id, which cannot format the None a switched-off field holds.
     """
-    logging._srcfile = None  # type: ignore[attr-defined]  # the HOWTO's documented switch
+    logging._srcfile = None  # the HOWTO's documented switch
     logging.logMultiprocessing = False
     logging.logAsyncioTasks = False  # type: ignore[attr-defined]
     logger = logging.getLogger(ROOT_LOGGER)
