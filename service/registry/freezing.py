@@ -120,4 +120,4 @@ def lock_pinned_drafts(tools: list[Tool]) -> None:
     so none of them can be published between being checked and being pinned."""
     if is_postgres() and tools:
         list(ToolDraft.select(ToolDraft.id).where(ToolDraft.tool.in_(tools)).order_by(ToolDraft.id)
-             .for_update("FOR SHARE"))  # type: ignore[arg-type]  # peewee takes the clause as text too; its stubs not
+             .for_update("FOR SHARE"))  # type: ignore[arg-type]  # peewee takes the clause as text; its stubs say bool
