@@ -32,6 +32,7 @@ run: $(STAMP)
 ## Every test. PostgreSQL runs too when TOOLGATE_TEST_POSTGRES_URL is set (CI sets it).
 test: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 	sh tests/dashboard/ensure_browser.sh
 	# Two pytest processes side by side, one per core (tests/shards.py); `pytest` alone runs the same tests in one.
 	$(BIN)/python -m tests.shards -q -p no:cacheprovider

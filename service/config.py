@@ -187,7 +187,7 @@ class Config:
                 given[name] = declared.read(text)
         return cls(**given)
 
-    def with_overrides(self, **changes: object) -> "Config":
+    def with_overrides(self, **changes: Any) -> "Config":
         """A copy with the given settings changed (None values are ignored)."""
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 

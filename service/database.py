@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import logging
 from contextlib import contextmanager
-from typing import Callable, Iterator, TypeVar
+from typing import Any, Callable, Iterator, TypedDict, TypeVar
 from urllib.parse import parse_qsl, urlparse
 
 from peewee import DatabaseProxy, InterfaceError, OperationalError, PostgresqlDatabase, SqliteDatabase
@@ -59,6 +59,14 @@ SQLITE_PRAGMAS = {
 }
 
 
+class _PoolArgs(TypedDict):
+    """The keywords both pools take (`pool._Pool`), typed one by one."""
+
+    max_connections: int
+    wait_seconds: float
+    timeout_seconds: float | None
+
+
 def make_database(url: str, *, pooled: bool = True, pool_size: int = DATABASE_POOL_SIZE,
                   pool_wait_seconds: float = DATABASE_POOL_WAIT_SECONDS,
                   timeout_seconds: float | None = None) -> SqliteDatabase | PostgresqlDatabase:
@@ -71,7 +79,7 @@ def make_database(url: str, *, pooled: bool = True, pool_size: int = DATABASE_PO
     parsed = urlparse(url)
     if not pooled:
         timeout_seconds = None
-    pool = {"max_connections": pool_size, "wait_seconds": pool_wait_seconds, "timeout_seconds": timeout_seconds}
+    pool = _PoolArgs(max_connections=pool_size, wait_seconds=pool_wait_seconds, timeout_seconds=timeout_seconds)
     if parsed.scheme == "sqlite":
         path = parsed.path[1:] if parsed.path.startswith("/") else parsed.path
         if pooled and path and path != ":memory:":
@@ -82,7 +90,7 @@ def make_database(url: str, *, pooled: bool = True, pool_size: int = DATABASE_PO
             return PooledSqlite(path, pragmas=pragmas, check_same_thread=False, **pool)
         return SqliteDatabase(path or ":memory:", pragmas=SQLITE_PRAGMAS, check_same_thread=False)
     if parsed.scheme in ("postgres", "postgresql"):
-        options = dict(
+        options: dict[str, Any] = dict(  # the driver's connect keywords, passed through as given
             user=parsed.username,
             password=parsed.password,
             host=parsed.hostname,

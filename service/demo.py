@@ -83,6 +83,7 @@ def prepare(config: Config, state: Path, mock: str) -> dict:
                              "remove toolgate.db to start the demo afresh.")
         admin = create_organization_with_keys(config, DEMO_ORG)
         organization = get_organization(DEMO_ORG)
+        assert organization is not None  # created just above
         keys = {"admin": admin, "agent": create_api_key(organization, "agent", "demo agent"),
                 "backend": create_api_key(organization, "backend", "demo backend")}
         actor = "person:admin:demo-setup"
@@ -140,13 +141,15 @@ def _printed_url(child: subprocess.Popen) -> str | None:
     is copied to ours, so the pipe never fills and stalls it."""
     import gevent
 
+    stdout = child.stdout
+    assert stdout is not None  # every child is started with stdout=PIPE
     line = ""
     with gevent.Timeout(CHILD_START_SECONDS, False):
-        line = child.stdout.readline()
+        line = stdout.readline()
     found = LISTENING.search(line)
     if found is None:
         return None
-    gevent.spawn(lambda: [print(rest, end="", flush=True) for rest in child.stdout])
+    gevent.spawn(lambda: [print(rest, end="", flush=True) for rest in stdout])
     return found.group(1)
 
 

@@ -86,7 +86,7 @@ class Project(BaseModel):
     organization = ForeignKeyField(Organization, backref="projects", on_delete="CASCADE")
     organization_id: int
     #: Its published versions (ProjectVersion's backref).
-    versions: ModelSelect
+    versions: ModelSelect[ProjectVersion]
     name = CharField()
     created_at = DoubleField(default=now)
 
@@ -103,7 +103,7 @@ class Tool(BaseModel):
     project = ForeignKeyField(Project, null=True, backref="own_tools", on_delete="RESTRICT")
     project_id: int | None
     #: Its published versions (ToolVersion's backref).
-    versions: ModelSelect
+    versions: ModelSelect[ToolVersion]
     created_at = DoubleField(default=now)
 
     class Meta:
@@ -154,6 +154,8 @@ class ProjectVersion(BaseModel):
     number = IntegerField()
     published_at = DoubleField(default=now)
     published_by = CharField(default="")
+    #: The tool versions it pins (Pin's backref).
+    pins: ModelSelect[Pin]
 
     class Meta:
         indexes = ((("project", "number"), True),)

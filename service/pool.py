@@ -22,12 +22,12 @@ import logging
 import math
 import time
 from collections import deque
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import gevent
 import gevent.event
 from gevent import monkey
-from peewee import InterfaceError, OperationalError, __exception_wrapper__
+from peewee import InterfaceError, OperationalError, __exception_wrapper__  # type: ignore[attr-defined]  # not stubbed
 from playhouse.pool import (
     MaxConnectionsExceeded,
     PoolConnection,
@@ -137,7 +137,15 @@ class Checkouts:
             self.free += 1
 
 
-class _Pool:
+if TYPE_CHECKING:
+    # The engine pool this mixes into (playhouse ships no types, so its names are Any here): `_Pool`'s calls on
+    # peewee's connection state and pool internals are then not errors of an unknown attribute on `object`.
+    from playhouse.pool import PooledDatabase as _Engine
+else:
+    _Engine = object
+
+
+class _Pool(_Engine):
     """What both pools share: the fair checkout, and a dead connection replaced once on a read or BEGIN.
 
     Only reads and BEGIN are run again: a write outside a transaction may have reached the server before the

@@ -20,7 +20,9 @@ POWERS: dict[str, frozenset[str]] = {
 
 
 class HasRole(Protocol):
-    role: str
+    # Read-only: a frozen Principal has it too.
+    @property
+    def role(self) -> str: ...
 
 
 def may(role: str, power: str) -> bool:

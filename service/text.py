@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, TypeGuard
 
 import orjson
 
@@ -96,7 +96,7 @@ def is_blank(value: str) -> bool:
     return _BLANK.fullmatch(value) is not None
 
 
-def is_text(value: object) -> bool:
+def is_text(value: object) -> TypeGuard[str]:
     """Whether `value` is a string that could name something stored: text with no control character."""
     return isinstance(value, str) and text_problem(value) is None
 

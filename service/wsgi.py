@@ -86,6 +86,10 @@ def _settle_process() -> None:
     settle_process()
 
 
+#: gunicorn's app, built on first access (`__getattr__`): declared only, so that the first access builds it.
+app: Flask
+
+
 def __getattr__(name: str) -> Any:
     if name == "app":  # `gunicorn service.wsgi:app`: built in the worker, from the environment
         _patch_database_driver()

@@ -107,6 +107,7 @@ def pinned_tools(project: Project | None, project_version: ProjectVersion | int 
     if project_version is not None:
         version_id = project_version if isinstance(project_version, int) else project_version.id
         return list(_published_pins(generation(), version_id))
+    assert project is not None  # with no version, the project whose draft it is
     draft = ProjectDraft.get(ProjectDraft.project == project)
     tools: list[PinnedTool] = []
     for pin in draft.pins:

@@ -288,10 +288,12 @@ def _dispatch(session: Session, turn: str, calls: Sequence[ModelCall], tools: di
             return None
 
         def sign() -> str:
+            assert key is not None  # there are calls: one is signing now
             jtis[index] = _new_id()
-            signed[index] = mint_assertion(key, issuer, call.name, session.subject, session.anonymous, turn,
-                                           time.time(), jti=jtis[index], approval=call.approval)
-            return signed[index]
+            assertion = mint_assertion(key, issuer, call.name, session.subject, session.anonymous, turn,
+                                       time.time(), jti=jtis[index], approval=call.approval)
+            signed[index] = assertion
+            return assertion
 
         return lambda: call_tool(tool.compiled, arguments, subject=session.subject, guard=dispatcher.guard,
                                  sign=sign, deadline=config.call_deadline_seconds)

@@ -55,7 +55,7 @@ def call_filters(args: Mapping[str, str], limit: int) -> CallFilters:
         problems.append(violation("to", "time-order"))
     if values["kind"] and values["kind"] not in KINDS:
         problems.append(violation("kind", "kind-unknown"))
-    problems += [violation(name, text_problem(values[name])) for name in TEXT_FILTERS if text_problem(values[name])]
+    problems += [violation(name, problem) for name in TEXT_FILTERS if (problem := text_problem(values[name]))]
     query = CallQuery(**{name: values[name] or None for name in TEXT_FILTERS},
                       kind=values["kind"] or None, since=times["from"], until=times["to"],
                       before_id=whole_number((args.get(BEFORE) or "").strip(), MAX_ROW_ID), limit=limit)

@@ -76,6 +76,7 @@ def compare(name: str):
                  if ref is not None and str(ref) not in offered]
     if problems:
         return page("compare.html", 422, violations=problems, tool=tool, compare=form, result=None)
-    result = impact.diff(_org(), name, refs["from"], refs["to"])
+    known = {field: ref for field, ref in refs.items() if ref is not None}  # every one: a None is a problem above
+    result = impact.diff(_org(), name, known["from"], known["to"])
     return page("compare.html", tool=tool, compare=form, result=result, lines=diff_lines(result["text"]),
-                labels={field: ref_label(ref) for field, ref in refs.items()})
+                labels={field: ref_label(ref) for field, ref in known.items()})

@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 from flask import current_app, redirect, request, session, url_for
+from flask.typing import ResponseReturnValue
 
 from service import registry
 from service.catalogue import Violation, violation
@@ -159,7 +160,7 @@ def start_conversation():
 
 @blp.post("/playground/step")
 @requires(MINT_SESSIONS)
-def run_step():
+def run_step() -> ResponseReturnValue:
     """Run one step: every call at once, each result or failure object with its time and its assertion."""
     state = session.get(STATE)
     if not state:

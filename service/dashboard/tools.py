@@ -43,6 +43,7 @@ def summary(tool: Tool) -> dict[str, Any]:
     if view["draft"]:
         definition = view["draft"]["definition"]
     else:
+        assert latest is not None  # a tool is created with its draft: without one, it has been published
         definition = registry.get_version(tool.organization, tool.name, latest).definition
     return {**view, "latest": latest, "definition": definition}
 

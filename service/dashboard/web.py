@@ -34,10 +34,10 @@ def principal():
     return signed_in()
 
 
-def powers() -> set[str]:
+def powers() -> frozenset[str]:
     """What the signed-in key's role may do (nothing for a visitor)."""
     who = signed_in()
-    return POWERS[who.role] if who else set()
+    return POWERS[who.role] if who else frozenset()
 
 
 def reads_calls() -> bool:

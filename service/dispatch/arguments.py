@@ -41,7 +41,7 @@ def check_scalar(expected: str, value: object) -> str | None:
         if not _is_utf8_encodable(value):
             return "contains an unpaired surrogate, which is not text"
         return None
-    if expected == "number" and type(value) in (int, float):
+    if expected == "number" and (type(value) is int or type(value) is float):
         if not _is_finite_number(value):
             return "not a finite number"
         return None

@@ -8,7 +8,7 @@ import orjson
 from flask import Flask, Response
 from marshmallow import fields
 from peewee import IntegrityError
-from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
+from werkzeug.exceptions import HTTPException, MethodNotAllowed, RequestEntityTooLarge
 
 from service.catalogue import RULES, Violation
 from service.database import UNAVAILABLE, unavailable_error
@@ -58,6 +58,7 @@ def error_for(app: Flask, failure: Exception) -> ServiceError:
     if isinstance(failure, UNAVAILABLE):
         app.logger.warning("the database could not serve a request: %s: %s", type(failure).__name__, failure)
         return unavailable_error()
+    assert isinstance(failure, ServiceError)  # the rest of ANSWERED
     return failure
 
 
@@ -87,7 +88,7 @@ def install_error_handlers(app: Flask) -> None:
         if error.code == 422 and isinstance(data, dict) and isinstance(data.get("messages"), dict):
             return answer(arguments_refused(data["messages"]))
         response = answer(from_http_exception(error))
-        if error.code == 405 and error.valid_methods:
+        if isinstance(error, MethodNotAllowed) and error.valid_methods:
             response.headers["Allow"] = ", ".join(error.valid_methods)
         return response
 

@@ -120,7 +120,7 @@ def install_admission(app: Flask, max_request_bytes: int, work_gate: gate.WorkGa
                 environ[REFUSED_KEY] = refusal  # answered by `_admit`, in the shape of the edge it was for
         return flask_app(environ, start_response)
 
-    app.wsgi_app = gated
+    app.wsgi_app = gated  # type: ignore[method-assign]  # Flask's documented way to wrap its WSGI app
 
     @app.before_request
     def _admit():

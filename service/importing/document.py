@@ -53,7 +53,9 @@ def read_document(source: str | bytes, budget: Budget | None = None) -> dict[str
 
 def version_of(document: dict[str, Any]) -> str:
     """"3.0" or "3.1" (read_document has checked it is one of them)."""
-    return "3." + _VERSION.fullmatch(str(document["openapi"])).group(1)
+    version = _VERSION.fullmatch(str(document["openapi"]))
+    assert version is not None  # read_document refuses any other
+    return "3." + version.group(1)
 
 
 def _text(source: str | bytes) -> str:

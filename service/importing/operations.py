@@ -190,7 +190,9 @@ def _body(operation: Operation, context: Context, params: list[_Param], mapped: 
     if not isinstance(body, dict):
         return
     required = body.get("required") is True
-    content = body.get("content") if isinstance(body.get("content"), dict) else {}
+    content = body.get("content")
+    if not isinstance(content, dict):
+        content = {}
     json_type = next((m for m in content if isinstance(m, str) and _JSON_MEDIA.fullmatch(m)), None)
     if json_type is None:
         _not_carried(mapped, "body", "body-not-json", required)

@@ -76,7 +76,9 @@ def server_url(server: Any, base: str | None) -> str | None:
     was fetched from) if it is relative; None when it cannot be made absolute."""
     if not isinstance(server, dict) or not isinstance(server.get("url"), str):
         return None
-    variables = server.get("variables") if isinstance(server.get("variables"), dict) else {}
+    variables = server.get("variables")
+    if not isinstance(variables, dict):
+        variables = {}
 
     def default(match: re.Match) -> str:
         variable = variables.get(match.group(1))
@@ -104,7 +106,9 @@ def chosen_server(document: dict[str, Any], server: str | int | None, base: str 
     """
     if server is None:
         return None
-    servers = document.get("servers") if isinstance(document.get("servers"), list) else []
+    servers = document.get("servers")
+    if not isinstance(servers, list):
+        servers = []
     if isinstance(server, int):
         if 0 <= server < len(servers) and server_url(servers[server], base):
             return server_url(servers[server], base)

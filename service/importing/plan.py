@@ -83,6 +83,7 @@ def run_import(organization: Organization, data: Any, actor: str, *, guard: Addr
         text = options.document
         if options.url is not None:
             text = fetch_document(options.url, guard=guard, deadline=deadline)
+        assert text is not None  # ImportOptions.parse: a document or its URL, exactly one
         document, context, planned = _off_the_hub(Budget(), gone, text, options)
     project = _project(organization, options.project)
     _check_names(organization, planned, options.update_existing, project)
@@ -270,6 +271,7 @@ def write_drafts(organization: Organization, ready: list[Planned], project: Proj
         existing = {t.name: t for t in Tool.select().where(Tool.organization == organization, Tool.name.in_(names))}
         for p in ready:
             definition, tool = p.mapped.definition, existing.get(p.mapped.tool)
+            assert definition is not None  # a ready operation broke no rule
             if p.action == REGISTER and tool is not None:
                 outcomes[definition.name] = violation("name", "name-taken")
             elif p.action == NEW_DRAFT and (tool is None or ToolDraft.get_or_none(ToolDraft.tool == tool)):
@@ -279,6 +281,7 @@ def write_drafts(organization: Organization, ready: list[Planned], project: Proj
                     label = (p.mapped.registration or {}).get("display_name") or definition.name
                     create_tool_in_transaction(organization, definition, label, project, actor)
                 else:
+                    assert tool is not None  # a new draft of a missing tool is refused above
                     start_draft_in_transaction(tool, actor, definition)
                 outcomes[definition.name] = CREATED
                 written[definition.name] = {"action": p.action, "definition": definition.to_dict()}
@@ -299,13 +302,17 @@ def _project(organization: Organization, name: str | None) -> Project | None:
 
 
 def _title(document: dict[str, Any]) -> str:
-    info = document.get("info") if isinstance(document.get("info"), dict) else {}
+    info = document.get("info")
+    if not isinstance(info, dict):
+        info = {}
     title = " ".join(str(info.get(k)).strip() for k in ("title", "version") if info.get(k) is not None)
     return (title or "OpenAPI document")[:200]
 
 
 def _summary(document: dict[str, Any], context: Context) -> dict[str, Any]:
-    info = document.get("info") if isinstance(document.get("info"), dict) else {}
+    info = document.get("info")
+    if not isinstance(info, dict):
+        info = {}
     return {"openapi": str(document["openapi"]), "title": info.get("title"),
             "version": None if info.get("version") is None else str(info.get("version")),
             "server": context.chosen_url or context.default_url}

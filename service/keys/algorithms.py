@@ -48,19 +48,18 @@ def generate_private_key(alg: str) -> PrivateKey:
     return rsa.generate_private_key(public_exponent=65537, key_size=RSA_KEY_BITS)
 
 
-def check_private_key(alg: str, private_key: object) -> None:
-    """Raise ValueError unless `private_key` is the kind of key `alg` signs with."""
+def check_private_key(alg: str, private_key: object) -> PrivateKey:
+    """`private_key`, known to be the kind of key `alg` signs with; ValueError if it is not."""
     check_algorithm(alg)
     if alg == "ES256":
-        fits = isinstance(private_key, ec.EllipticCurvePrivateKey) and isinstance(
-            private_key.curve, ec.SECP256R1
-        )
+        if isinstance(private_key, ec.EllipticCurvePrivateKey) and isinstance(private_key.curve, ec.SECP256R1):
+            return private_key
     elif alg == "EdDSA":
-        fits = isinstance(private_key, ed25519.Ed25519PrivateKey)
-    else:
-        fits = isinstance(private_key, rsa.RSAPrivateKey) and private_key.key_size >= RSA_KEY_BITS
-    if not fits:
-        raise ValueError(f"The private key is not a key for {alg}.")
+        if isinstance(private_key, ed25519.Ed25519PrivateKey):
+            return private_key
+    elif isinstance(private_key, rsa.RSAPrivateKey) and private_key.key_size >= RSA_KEY_BITS:
+        return private_key
+    raise ValueError(f"The private key is not a key for {alg}.")
 
 
 def sign(alg: str, private_key: PrivateKey, signing_input: bytes) -> bytes:
@@ -83,9 +82,9 @@ def public_key_members(public_key: PublicKey) -> dict[str, str]:
     These are also exactly what a JWKS entry carries as key material.
     """
     if isinstance(public_key, ec.EllipticCurvePublicKey) and isinstance(public_key.curve, ec.SECP256R1):
-        numbers = public_key.public_numbers()
+        point = public_key.public_numbers()
         size = (public_key.curve.key_size + 7) // 8
-        return {"crv": "P-256", "kty": "EC", "x": _uint(numbers.x, size), "y": _uint(numbers.y, size)}
+        return {"crv": "P-256", "kty": "EC", "x": _uint(point.x, size), "y": _uint(point.y, size)}
     if isinstance(public_key, ed25519.Ed25519PublicKey):
         raw = public_key.public_bytes(Encoding.Raw, PublicFormat.Raw)
         return {"crv": "Ed25519", "kty": "OKP", "x": b64url(raw).decode("ascii")}

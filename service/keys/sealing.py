@@ -81,9 +81,9 @@ def unseal_private_key(
             f"The private key of {kid} cannot be opened: TOOLGATE_SECRET_KEY is not the secret it "
             "was sealed with, or the stored row (its text, kid or alg) was altered."
         ) from None
-    private_key = serialization.load_der_private_key(der, password=None)
+    loaded = serialization.load_der_private_key(der, password=None)
     try:
-        check_private_key(alg, private_key)
+        private_key = check_private_key(alg, loaded)
     except ValueError:
         raise SealError(f"The private key of {kid} is not a key for {alg}.") from None
     if jwk_thumbprint(private_key.public_key()) != kid:

@@ -126,6 +126,7 @@ def _initialize(principal: Principal, message: Message) -> Response:
         "serverInfo": {"name": "toolgate", "title": "Toolgate", "version": _server_version()},
         "instructions": INSTRUCTIONS,
     }
+    assert message.id is not None  # initialize is one of REQUESTS: _answer refused it without an id
     return _json(protocol.result_message(message.id, result), headers={protocol.SESSION_HEADER: session_id})
 
 
@@ -149,7 +150,7 @@ def _answer(principal: Principal, message: Message) -> Response:
         if message.method == "initialize":
             return _initialize(principal, message)
         _session(principal)
-        if not message.is_request:
+        if message.id is None:  # not `is_request`, spelled so the type checker sees the id below
             # notifications/initialized, notifications/cancelled and any other notification: nothing to answer.
             return Response(status=202)
         return _json(protocol.result_message(message.id, _result(principal, message)))

@@ -140,8 +140,9 @@ IMPORT = {
     "additionalProperties": False,
 }
 
-_JSON_TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "object": dict,
-               "array": list, "null": type(None)}
+_JSON_TYPES: dict[str, type | tuple[type, ...]] = {
+    "string": str, "integer": int, "number": (int, float), "boolean": bool, "object": dict, "array": list,
+    "null": type(None)}
 
 
 def invalid_arguments(violations: list[Violation]) -> ServiceError:

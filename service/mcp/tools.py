@@ -82,6 +82,7 @@ def _validate_definition(principal: registry.Principal, arguments: dict[str, Any
     definition, found = registry.check_definition(arguments, extra_fields=REGISTRATION_FIELDS)
     if found:
         raise invalid(found)
+    assert definition is not None  # no violations: the definition
     return {"valid": True, "definition": definition.to_dict()}
 
 

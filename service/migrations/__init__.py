@@ -9,6 +9,7 @@ import importlib
 import pkgutil
 import time
 from dataclasses import dataclass
+from types import ModuleType
 
 from peewee import PostgresqlDatabase
 
@@ -23,7 +24,8 @@ class SchemaBehind(RuntimeError):
 class Migration:
     number: int
     name: str
-    module: object
+    #: Its module, whose `up(database)` applies it.
+    module: ModuleType
 
 
 def all_migrations() -> list[Migration]:

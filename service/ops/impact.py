@@ -98,6 +98,7 @@ def _definition(organization: Organization, name: str, ref: int | str) -> dict[s
         if draft is None:
             raise not_found("draft")
         return draft.definition
+    assert isinstance(ref, int)  # the one other kind of ref: a version number
     return get_version(organization, name, ref).definition
 
 

@@ -219,6 +219,7 @@ def _verify_one(org: Organization) -> tuple[int, tuple[int, str] | None, Break |
     if head.seq < count:
         extra = AuditRecord.get(AuditRecord.organization == org, AuditRecord.seq == head.seq + 1)
         return count, found, Break(org.slug, extra.seq, extra.id, "was not appended through the chain head")
+    assert last is not None  # head.seq == count > 0: the last record was read
     if head.hash != last.hash:
         return count, found, Break(org.slug, last.seq, last.id, "does not match the chain head: it was rewritten")
     return count, found, None

@@ -101,7 +101,7 @@ class _StderrHandler(logging.StreamHandler):
         self.lock = monkey.get_original("_thread", "RLock")()
 
     @property
-    def stream(self):  # type: ignore[override]
+    def stream(self):
         return sys.stderr
 
 
@@ -113,7 +113,7 @@ def configure_logging(level: int = logging.INFO) -> None:
     process-wide, so the thread and process ids stay: another library's format may print them with `%d`, as
     gunicorn's does with the process id, which cannot format the None a switched-off field holds.
     """
-    logging._srcfile = None  # type: ignore[attr-defined]  # the HOWTO's documented switch
+    logging._srcfile = None  # the HOWTO's documented switch
     logging.logMultiprocessing = False
     logging.logAsyncioTasks = False  # type: ignore[attr-defined]
     logger = logging.getLogger(ROOT_LOGGER)
@@ -130,7 +130,8 @@ def _sole_handler(logger: logging.Logger) -> _StderrHandler | None:
     is: nothing switched off or filtered on the way, and no other handler anywhere up the loggers they propagate to."""
     if logger.disabled or logger.filters or not logger.isEnabledFor(logging.INFO):
         return None
-    sole, current = None, logger
+    sole = None
+    current: logging.Logger | None = logger
     while current is not None:
         for handler in current.handlers:
             if (sole is not None or type(handler) is not _StderrHandler or handler.filters
@@ -154,7 +155,9 @@ def _info_lines(logger: logging.Logger, message: str, field_sets: list[dict[str,
     now = time.time()
     text = "".join(formatter.line(now, "INFO", logger.name, message, fields) + handler.terminator
                    for fields in field_sets)
-    with handler.lock:
+    lock = handler.lock
+    assert lock is not None  # made by Handler.__init__
+    with lock:
         try:
             handler.stream.write(text)
             handler.flush()

@@ -93,9 +93,10 @@ def move_pins(organization: Organization, published: dict[str, int], actor: str,
     moved: list[MovedDraft] = []
     for draft, project in drafts_pinning(organization, list(published), except_project=except_project):
         if is_postgres():  # read again under a row lock: a save that committed meanwhile is moved, not lost
-            draft = ProjectDraft.select().where(ProjectDraft.id == draft.id).for_update().get_or_none()
-            if draft is None:
+            locked = ProjectDraft.select().where(ProjectDraft.id == draft.id).for_update().get_or_none()
+            if locked is None:
                 continue
+            draft = locked
         after = [{**pin, "version": published[pin["tool"]]}
                  if pin.get("version") == DRAFT and pin.get("tool") in published else pin for pin in draft.pins]
         if after == draft.pins:
@@ -119,4 +120,4 @@ def lock_pinned_drafts(tools: list[Tool]) -> None:
     so none of them can be published between being checked and being pinned."""
     if is_postgres() and tools:
         list(ToolDraft.select(ToolDraft.id).where(ToolDraft.tool.in_(tools)).order_by(ToolDraft.id)
-             .for_update("FOR SHARE"))
+             .for_update("FOR SHARE"))  # type: ignore[arg-type]  # peewee takes the clause as text; its stubs say bool

@@ -138,7 +138,10 @@ def save_project_draft(organization: Organization, name: str, pins: Any, actor: 
                             updated_by=actor).where(ProjectDraft.id == draft.id).execute()
         audit.record(organization, actor, audit.PROJECT_PIN, audit.PROJECT, project.name, before=draft.pins,
                      after=pins)
-    return project_draft(project)
+        # Read back inside the transaction: the row just written, which a publish right after could replace.
+        saved = project_draft(project)
+    assert saved is not None  # written above, in the same transaction
+    return saved
 
 
 @retry_transient

@@ -77,6 +77,7 @@ def check_definition(data: Any, *, extra_fields: frozenset[str] = frozenset(),
     found.extend(_check_together(method, url, scope, session_start, given, parameters))
     if found:
         return None, found
+    assert description is not None and url is not None  # each missing one is a violation above
     definition = ToolDefinition(
         name=name,
         description=description,

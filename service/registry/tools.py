@@ -67,12 +67,24 @@ def tool_lines(organization: Organization) -> list[dict[str, Any]]:
         draft, version = drafts.get(tool.id), latest.get(tool.id)
         lines.append({
             "name": tool.name, "display_name": tool.display_name,
-            "project": tool.project.name if tool.project_id else None,
+            "project": _project_name(tool),
             "latest": version.number if version else None,
             "draft": draft is not None, "based_on": draft.based_on if draft else None,
-            "definition": (draft or version).definition,
+            "definition": _shown(draft, version).definition,
         })
     return lines
+
+
+def _shown(draft: ToolDraft | None, version: ToolVersion | None) -> ToolDraft | ToolVersion:
+    shown = draft or version
+    assert shown is not None  # a tool is created with its draft, and a draft is only ever published or replaced
+    return shown
+
+
+def _project_name(tool: Tool) -> str | None:
+    """The name of the project the tool belongs to; None for an organization-wide tool."""
+    project = tool.project  # None without a query when the tool has no project
+    return None if project is None else project.name
 
 
 def draft_of(tool: Tool) -> ToolDraft | None:
@@ -154,6 +166,7 @@ def register_tool(organization: Organization, data: dict[str, Any], actor: str) 
     project = _project(organization, data.get("project") if isinstance(data, dict) else None, found)
     if found:
         raise _refuse(found, _name_taken(organization, data))
+    assert definition is not None  # no violations: the definition
     with unique_or(violation("name", "name-taken")), write_transaction():
         if _name_taken(organization, data):
             raise _refuse([], True)
@@ -182,12 +195,13 @@ def save_draft(organization: Organization, name: str, data: dict[str, Any], acto
     if isinstance(data, dict):
         if data.get("name") != tool.name:
             found.append(violation("name", "name-immutable"))
-        project_name = tool.project.name if tool.project_id else None
+        project_name = _project_name(tool)
         if "project" in data and data["project"] != project_name:
             found.append(violation("project", "project-immutable"))
         display_name = _display_name(data.get("display_name"), tool.display_name, found)
     if found:
         raise invalid(found)
+    assert definition is not None  # no violations: the definition
     with write_transaction():
         draft = draft_of(tool)
         if draft is None:
@@ -207,7 +221,10 @@ def save_draft(organization: Organization, name: str, data: dict[str, Any], acto
                          before={"display_name": tool.display_name}, after={"display_name": display_name})
         audit.record(organization, actor, audit.SAVE, audit.TOOL, tool.name, before=draft.definition,
                      after=definition.to_dict())
-    return draft_of(tool)
+        # Read back inside the transaction: the row just written, which a publish right after could remove.
+        saved = draft_of(tool)
+    assert saved is not None  # written above, in the same transaction
+    return saved
 
 
 def start_draft(organization: Organization, name: str, actor: str) -> ToolDraft:
@@ -279,7 +296,7 @@ def _check_relabel(tool: Tool, data: Any) -> tuple[str, list[Violation]]:
         found.append(violation("display_name", "field-required"))
     if "name" in data and data["name"] != tool.name:
         found.append(violation("name", "name-immutable"))
-    if "project" in data and data["project"] != (tool.project.name if tool.project_id else None):
+    if "project" in data and data["project"] != (_project_name(tool)):
         found.append(violation("project", "project-immutable"))
     for key in sorted(set(data) - {"display_name", "name", "project"}):
         found.append(violation(key, "field-in-draft" if key in DEFINITION_FIELDS else "field-unknown"))
@@ -309,7 +326,7 @@ def tool_view(tool: Tool) -> dict[str, Any]:
     return {
         "name": tool.name,
         "display_name": tool.display_name,
-        "project": tool.project.name if tool.project_id else None,
+        "project": _project_name(tool),
         "draft": None if draft is None else {
             "definition": draft.definition,
             "revision": draft.revision,

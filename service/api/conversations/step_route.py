@@ -54,7 +54,7 @@ def install_step_route(app: Flask) -> None:
         ids = STEP_PATH.fullmatch(path) if environ.get("REQUEST_METHOD") == "POST" else None
         config = app_config(app) if ids is not None else None
         length = _plain_length(environ, config.max_request_bytes) if config is not None else None
-        if length is None:
+        if ids is None or config is None or length is None:  # each None when the one before it is
             return flask_app(environ, start_response)
         started = time.perf_counter()
         request_id = logs.accept_request_id(environ.get(REQUEST_ID_ENVIRON))
@@ -88,7 +88,7 @@ def install_step_route(app: Flask) -> None:
             logs.request_id.reset(request_id_token)
 
     app.extensions[FLASK_PATH_KEY] = flask_app
-    app.wsgi_app = serve
+    app.wsgi_app = serve  # type: ignore[method-assign]  # Flask's documented way to wrap its WSGI app
 
 
 def _plain_length(environ: dict[str, Any], bound: int) -> int | None:
