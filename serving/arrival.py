@@ -35,9 +35,6 @@ class Arrival:
     max_connections: int = 4_096
 
 
-#: The most of an unread body a handler reads through to keep its connection for the next request; past it (a body
-#: the app refused from its length, say) the connection is closed instead, so a refusal never waits on a client.
-DISCARD_BYTES = 65_536
 #: Before closing a connection whose client may still be sending, what it sends is read and dropped for up to this
 #: long (and this much): closed with bytes unread, the kernel resets the connection, and the client may lose the
 #: answer it was sent (a 413, a 408) before reading it. A lingering close, as Apache and nginx make.
@@ -71,7 +68,7 @@ REFUSALS = {
 
 class BoundedInput(Input):
     """gevent's request body with a stall deadline on every read, and a discard that never waits on a client: once a
-    read failed, or when more than DISCARD_BYTES are left unread, the connection is closed instead of read through.
+    read failed, or when any of it is left unread, the connection is closed instead of read through.
 
     A declared length is read as its bytes arrive, so the deadline is on a stall; a chunked body is read a chunk (or
     as much of it as asked for) at a time, so there it also asks for some pace within a chunk.
@@ -121,16 +118,13 @@ class BoundedInput(Input):
         return self._guarded(Input.readline, self, size)
 
     def _discard(self):
+        # gevent reads an unread body through, to find the next request after it: waiting on the client, for as long
+        # as it pleases to send what the app did not want (a body refused from its length, or a stranger's). The
+        # connection is closed instead, lingering so the answer already sent is read (`close_lingering`).
         left = (self.content_length or 0) - self.position
         unfinished_chunks = self.chunked_input and self.chunk_length != 0
-        if self.broken or unfinished_chunks or left > DISCARD_BYTES:
+        if self.broken or unfinished_chunks or left > 0:
             self.handler.close_connection = True
-            return
-        if left > 0 and not self.chunked_input:
-            try:
-                self._guarded(Input.read, self, left)
-            except (BodyStalled, OSError, ValueError):
-                self.handler.close_connection = True
 
 
 def close_lingering(sock, rfile) -> None:
