@@ -12,7 +12,8 @@ from service.dashboard.forms import errors_by_field, field_id, field_label, in_f
 from service.dashboard.readable import breaks
 from service.dashboard.signin import configured, csrf_ok, csrf_token, signed_in
 from service.database import UNAVAILABLE, unavailable_error
-from service.errors import ServiceError
+from service.errors import ServiceError, request_too_large
+from service.limits import MAX_URL_CHARS
 from service.roles import MINT_SESSIONS, POWERS, PUBLISH, READ, READ_CALLS, WRITE_DRAFTS, may, require
 
 log = logging.getLogger(__name__)
@@ -25,6 +26,10 @@ CONTENT_SECURITY_POLICY = ("default-src 'self'; script-src 'self'; style-src 'se
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
 #: The writes a visitor may send: every other needs someone signed in, checked before its form is read.
 VISITOR_WRITES = frozenset({"dashboard.signin_submit", "dashboard.signout"})
+#: The most a visitor's form may declare: an API key, where to go next (a URL, at most MAX_URL_CHARS) and the CSRF
+#: token. Anyone can have a session and its token, so without this a visitor could make the service hold the
+#: service's whole body bound (a MiB) for every connection it opens; refused from the declared length, before reading.
+VISITOR_FORM_BYTES = 2 * MAX_URL_CHARS
 NO_SECRET = "This service has no TOOLGATE_SECRET_KEY, so the dashboard cannot sign anyone in."
 CSRF_FAILED = "This form has expired or did not come from this dashboard. Reload the page and try again."
 
@@ -109,9 +114,18 @@ def _guard():
             return page("error.html", 400, title="Form expired", message=CSRF_FAILED)
         if request.endpoint not in VISITOR_WRITES and signed_in() is None:
             return redirect(url_for("dashboard.signin"))
+        if request.endpoint in VISITOR_WRITES and _past_visitor_bound():
+            raise request_too_large(VISITOR_FORM_BYTES)
         if not csrf_ok(request.form.get("csrf_token")):
             return page("error.html", 400, title="Form expired", message=CSRF_FAILED)
     return None
+
+
+def _past_visitor_bound() -> bool:
+    """A visitor's form declared past VISITOR_FORM_BYTES, or sent chunked, with no length to judge it by up front."""
+    declared = request.content_length
+    return (request.headers.get("Transfer-Encoding") is not None and declared is None) or (declared or 0) > \
+        VISITOR_FORM_BYTES
 
 
 @blp.after_request

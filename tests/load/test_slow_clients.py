@@ -38,12 +38,15 @@ def _address(service) -> tuple[str, int]:
 
 
 @contextlib.contextmanager
-def trickling(service, path: str, headers: dict[str, str], declared: int = 100_000, method: str = "POST"):
-    """A connection that sent a request's head and four bytes of its declared body, and nothing more."""
+def trickling(service, path: str, headers: dict[str, str], declared: int | None = 100_000, method: str = "POST"):
+    """A connection that sent a request's head and four bytes of its declared body (`declared` None: no length
+    declared, as a chunked body has none), and nothing more."""
+    if declared is not None:
+        headers = {**headers, "Content-Length": str(declared)}
     head = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
     sock = socket.create_connection(_address(service), timeout=BOUND)
     try:
-        sock.sendall(f"{method} {path} HTTP/1.1\r\nHost: test\r\n{head}Content-Length: {declared}\r\n\r\nabcd".encode())
+        sock.sendall(f"{method} {path} HTTP/1.1\r\nHost: test\r\n{head}\r\nabcd".encode())
         yield sock
     finally:
         sock.close()
@@ -87,7 +90,9 @@ def test_slow_bodies_hold_no_place_and_no_connection(service, step_path, signin_
             ("/v1/tools", {"Authorization": f"Bearer {service.admin_key}", **json_type}),
             ("/signin", {"Cookie": signin_cookie, "Content-Type": "application/x-www-form-urlencoded"})] * 2
     with contextlib.ExitStack() as stack:
-        socks = [stack.enter_context(trickling(service, where, headers)) for where, headers in slow]
+        # a sign-in form declares what a sign-in takes (VISITOR_FORM_BYTES at most), and trickles it
+        socks = [stack.enter_context(trickling(service, where, headers, declared=1_000 if where == "/signin" else
+                                               100_000)) for where, headers in slow]
         time.sleep(0.1)  # every one of them past its credentials, waiting for its body
         listed, seconds = timed(lambda: service.api("GET", "/v1/tools"))
         assert listed.status_code == 200 and seconds < PROMPT
@@ -167,3 +172,18 @@ def test_every_route_that_takes_a_body_refuses_a_stranger_before_reading_it(serv
         if status == 408 or seconds >= PROMPT:
             slow.append((method, path, status, round(seconds, 2)))
     assert slow == []
+
+
+@pytest.mark.parametrize("framing", ["declared", "chunked"])
+def test_a_visitors_form_past_its_small_bound_is_refused_before_it_is_read(service, signin_cookie, framing):
+    """Anyone can have a session and its CSRF token: a sign-in form may then declare no more than a sign-in needs,
+    so a visitor cannot make the service hold the whole body bound for each connection it opens."""
+    from service.dashboard.web import VISITOR_FORM_BYTES
+
+    headers = {"Cookie": signin_cookie, "Content-Type": "application/x-www-form-urlencoded"}
+    if framing == "chunked":
+        headers["Transfer-Encoding"] = "chunked"
+    declared = VISITOR_FORM_BYTES + 1 if framing == "declared" else None
+    with trickling(service, "/signin", headers, declared=declared) as sock:
+        (status, _, body), seconds = timed(lambda: answer(sock))
+    assert status == 413 and seconds < BODY_SECONDS and b"larger than" in body
