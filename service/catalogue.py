@@ -142,8 +142,21 @@ RULES: dict[str, str] = {
     "body-not-object": "A request body is carried only as the declared fields of one JSON object.",
     "auth-not-carried": "The operation's own credentials are not carried: each call carries the platform's signed "
                         "assertion as its Bearer token instead.",
-    "approval-kept": "Kept from the tool's latest version: each call waits for the person's approval. The document "
-                     "does not say otherwise; mark the operation x-openai-isConsequential: false to turn it off.",
+    "approval-kept": "Kept from the tool's latest version: each call waits for the person's approval, a choice that "
+                     "differs from what this import would set. Change it in the import's preview or in the draft.",
+    "approval-off-kept": "Kept from the tool's latest version: calls go out without the person's approval, a choice "
+                         "that differs from what this import would set. Change it in the import's preview or in the "
+                         "draft.",
+    # Why an imported operation does or does not wait for the person's approval, as GPT Actions decides it.
+    "approval-marked": "The operation is marked x-openai-isConsequential: true, so each call waits for the person's "
+                       "approval.",
+    "approval-marked-off": "The operation is marked x-openai-isConsequential: false, so its calls go out without the "
+                           "person's approval.",
+    "approval-by-method": "With no x-openai-isConsequential mark, a method other than GET or HEAD may change "
+                          "something, so each call waits for the person's approval.",
+    "approval-chosen": "Chosen for this import by the person, in place of what the importer would set.",
+    "approval-reading-method": "With no x-openai-isConsequential mark, a GET or HEAD only reads, so its calls go out "
+                               "without the person's approval.",
     "entitlement-kept": "Kept from the tool's latest version: an OpenAPI document has no way to state the "
                         "entitlement a tool requires.",
     # Text and numbers anywhere (service.text, service.limits), and a session token's subject.

@@ -32,6 +32,13 @@ _ELLIPSIS = "…"
 #: OpenAI's mark of an operation that changes something, which its assistants confirm with the person first: a tool
 #: that requires the person's approval of each call (docs/approvals.md).
 CONSEQUENTIAL = "x-openai-isConsequential"
+#: Methods that only read: with no mark, GPT Actions calls them without asking, and so does an imported tool. Every
+#: other method is consequential unless marked false.
+READING_METHODS = frozenset({"GET", "HEAD"})
+#: The rule (service.catalogue) that says why an operation does or does not wait for the person's approval.
+APPROVAL_RULES = {(True, True): "approval-marked", (True, False): "approval-marked-off",
+                  (False, True): "approval-by-method", (False, False): "approval-reading-method"}
+APPROVAL_CHOSEN = "approval-chosen"
 
 
 @dataclass(frozen=True)
@@ -58,9 +65,31 @@ class Mapped:
     definition: ToolDefinition | None = None  # the checked definition, when no rule is broken
     errors: list[Violation] = field(default_factory=list)
     not_carried: list[Violation] = field(default_factory=list)
-    #: Whether the operation says if its calls need the person's approval (`x-openai-isConsequential` true or false):
-    #: a re-import keeps an existing tool's approval only when the document does not say.
-    states_approval: bool = False
+    #: Whether each call waits for the person's approval, and why (the rule whose sentence says so): the mark
+    #: `x-openai-isConsequential`, else the method, as GPT Actions decides it.
+    approval: Violation | None = None
+
+    @property
+    def requires_approval(self) -> bool:
+        """What the importer sets: the registration's value (a re-import may keep the person's instead)."""
+        return bool((self.registration or {}).get("requires_approval"))
+
+    @property
+    def approval_chosen(self) -> bool:
+        """Whether the person chose the approval in this import's request (`choose_approval`)."""
+        return self.approval is not None and self.approval.rule == APPROVAL_CHOSEN
+
+    def choose_approval(self, required: bool) -> None:
+        """The person's choice in place of the importer's, checked by the registry's rules like the rest."""
+        if self.registration is None:
+            return
+        registration = {k: v for k, v in self.registration.items() if k != "requires_approval"}
+        if required:
+            registration["requires_approval"] = True
+        self.registration = registration
+        self.definition, found = check_definition(registration, extra_fields=REGISTRATION_FIELDS)
+        self.errors.extend(found)
+        self.approval = violation("requires_approval", APPROVAL_CHOSEN)
 
 
 @dataclass(frozen=True)
@@ -139,16 +168,20 @@ def map_operation(operation: Operation, context: Context) -> Mapped:
 
 
 def _consequential(operation: Operation, data: dict[str, Any], mapped: Mapped) -> None:
-    """`x-openai-isConsequential: true` makes the tool require the person's approval (false or absent: not). Any
-    other value refuses the operation rather than guess which was meant: a consequential call must never go out
-    unasked because its mark was misspelt. An import never makes a session-start tool, so the flag can always be
-    carried; the registry's rules check it all the same, like everything else mapped."""
+    """Whether each call waits for the person's approval, as GPT Actions decides it: `x-openai-isConsequential`
+    where the operation has it (true or false, on any method), else not for GET and HEAD and so for every other
+    method. Any other value of the mark refuses the operation rather than guess which was meant: a consequential
+    call must never go out unasked because its mark was misspelt. An import never makes a session-start tool, so
+    the flag can always be carried; the registry's rules check it all the same, like everything else mapped."""
     mark = operation.node.get(CONSEQUENTIAL)
-    mapped.states_approval = mark is True or mark is False
-    if mark is True:
-        data["requires_approval"] = True
-    elif mark is not None and mark is not False:
+    if mark is not None and not isinstance(mark, bool):
         mapped.errors.append(violation(CONSEQUENTIAL, "field-type"))
+        return
+    marked = mark is not None
+    required = mark if isinstance(mark, bool) else operation.method not in READING_METHODS
+    mapped.approval = violation(CONSEQUENTIAL if marked else "method", APPROVAL_RULES[(marked, required)])
+    if required:
+        data["requires_approval"] = True
 
 
 def _parameters(operation: Operation, context: Context, params: list[_Param], mapped: Mapped) -> None:

@@ -58,13 +58,21 @@ class Planned:
         self.status, self.action = REFUSED, None
         self.errors.extend(violations)
 
+    def approval(self) -> dict[str, Any] | None:
+        """Whether each call of the tool would wait for the person's approval, and why; None when nothing is mapped."""
+        if self.mapped.registration is None or self.mapped.approval is None:
+            return None
+        kept = next((v for v in self.kept if v.field == "requires_approval"), None)
+        why = kept or self.mapped.approval
+        return {"required": self.mapped.requires_approval, "rule": why.rule, "why": why.message}
+
     def view(self) -> dict[str, Any]:
         """As the API answers it."""
         return {
             "operation": self.key, "operation_id": self.operation_id, "tool": self.mapped.tool or None,
             "status": self.status, "action": self.action, "errors": [v.to_dict() for v in self.errors],
             "not_carried": [v.to_dict() for v in self.mapped.not_carried], "kept": [v.to_dict() for v in self.kept],
-            "definition": self.mapped.registration,
+            "approval": self.approval(), "definition": self.mapped.registration,
         }
 
 
@@ -157,6 +165,7 @@ def _read_and_map(text: str, options: ImportOptions,
         budget.check()
         planned.append(_plan(operation, context))
     _choose(planned, options.operations)
+    _choose_approvals(planned, options.requires_approval)
     if options.subject_parameter and not any(
             p.mapped.registration and p.mapped.registration["scope"] == "per_user" for p in planned):
         raise refused("subject-parameter-unknown", field="subject_parameter")
@@ -222,6 +231,24 @@ def _choose(planned: list[Planned], chosen: tuple[str, ...] | None) -> None:
         if len(same) > 1:
             for p in same:
                 p.refuse(violation("name", "operation-name-collision"))
+
+
+def _choose_approvals(planned: list[Planned], choices: tuple[tuple[str, bool], ...]) -> None:
+    """The person's approval choices (422 on `requires_approval.<choice>` for one that matches no operation)."""
+    missing = [violation(f"requires_approval.{c}", "operation-unknown") for c, _ in choices
+               if not any(_matches(c, p) for p in planned)]
+    if missing:
+        raise invalid(missing)
+    for choice, required in choices:
+        for p in planned:
+            if _matches(choice, p) and p.status == READY:
+                p.mapped.choose_approval(required)
+                if p.mapped.errors:
+                    p.refuse(*p.mapped.errors)
+
+
+def _matches(choice: str, planned: Planned) -> bool:
+    return _normal(choice) in (_normal(planned.key), planned.operation_id)
 
 
 def _normal(choice: str) -> str:

@@ -21,8 +21,8 @@ def test_apply_writes_each_ready_operation_as_a_draft_and_never_publishes(import
         assert tool["versions"] == [] and tool["draft"]["revision"] == 1
         created = next(op for op in ops.values() if op["tool"] == name)["definition"]
         registration = {k: v for k, v in created.items() if k not in ("display_name", "project")}
-        assert tool["draft"]["definition"] == {**registration, "runs_at_session_start": False, "requires_approval": False,
-                                               "required_entitlement": None}
+        assert tool["draft"]["definition"] == {"requires_approval": False, **registration,
+                                               "runs_at_session_start": False, "required_entitlement": None}
         assert tool["display_name"] == created["display_name"]
 
 
@@ -157,7 +157,7 @@ def test_the_openapi_document_describes_the_route(api):
     assert set(route["responses"]) >= {"200", "422"}
     body = spec["components"]["schemas"]["Import"]["properties"]
     assert set(body) == {"document", "url", "server", "subject_parameter", "project", "operations", "apply",
-                         "update_existing"}
+                         "update_existing", "requires_approval"}
 
 
 def test_a_tool_named_import_is_still_read_at_its_own_address(api):

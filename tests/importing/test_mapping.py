@@ -4,6 +4,7 @@ import json
 import pytest
 
 from service import limits
+from service.catalogue import RULES
 from tests.importing.conftest import document, rules, written
 
 PETSTORE = document("petstore.yaml")
@@ -264,3 +265,57 @@ def test_a_consequential_mark_that_is_not_a_boolean_refuses_the_operation(import
     cancel = importer.preview(CONSEQUENTIAL)["DELETE /orders/{id}"]
     assert (cancel["status"], rules(cancel)) == ("refused", [("x-openai-isConsequential", "field-type")])
     assert cancel["errors"][0]["message"] == "This field has the wrong type."
+
+
+BY_METHOD = """
+openapi: 3.0.3
+info: {title: Orders, version: "1"}
+servers: [{url: "https://api.shop.example.com"}]
+paths:
+  /orders:
+    get: {operationId: listOrders, summary: List orders, responses: {"200": {description: ok}}}
+    post: {operationId: placeOrder, summary: Place an order, responses: {"200": {description: ok}}}
+  /orders/{id}:
+    parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+    get: {operationId: exportOrder, summary: Export, x-openai-isConsequential: true,
+          responses: {"200": {description: ok}}}
+    put: {operationId: updateOrder, summary: Update, responses: {"200": {description: ok}}}
+    patch: {operationId: noteOrder, summary: Note, responses: {"200": {description: ok}}}
+    delete: {operationId: cancelOrder, summary: Cancel, x-openai-isConsequential: false,
+             responses: {"200": {description: ok}}}
+"""
+
+
+def test_approval_follows_gpt_actions_and_the_preview_says_why(importer, api):
+    ops = {op["operation_id"]: op for op in importer.preview(BY_METHOD).values()}
+    expected = {"listOrders": (False, "approval-reading-method"), "placeOrder": (True, "approval-by-method"),
+                "exportOrder": (True, "approval-marked"), "updateOrder": (True, "approval-by-method"),
+                "noteOrder": (True, "approval-by-method"), "cancelOrder": (False, "approval-marked-off")}
+    for name, (required, rule) in expected.items():
+        assert ops[name]["status"] == "ready", name
+        assert ops[name]["approval"] == {"required": required, "rule": rule, "why": RULES[rule]}, name
+        assert ops[name]["definition"].get("requires_approval", False) is required, name
+
+    importer.apply(BY_METHOD)
+    drafts = {name: api("GET", f"/v1/tools/{name}").get_json()["draft"]["definition"] for name in expected}
+    assert {name: d["requires_approval"] for name, d in drafts.items()} == {
+        name: required for name, (required, _) in expected.items()}
+
+
+def test_the_person_may_choose_the_approval_of_each_operation_in_the_request(importer, api):
+    ops = importer.apply(BY_METHOD, requires_approval={"DELETE /orders/{id}": True, "placeOrder": False})
+    assert ops["DELETE /orders/{id}"]["approval"]["rule"] == ops["POST /orders"]["approval"]["rule"] == (
+        "approval-chosen")
+    assert api("GET", "/v1/tools/cancelOrder").get_json()["draft"]["definition"]["requires_approval"] is True
+    assert api("GET", "/v1/tools/placeOrder").get_json()["draft"]["definition"]["requires_approval"] is False
+    assert api("GET", "/v1/tools/updateOrder").get_json()["draft"]["definition"]["requires_approval"] is True
+
+
+@pytest.mark.parametrize("choice, field", [({"nothing": True}, "requires_approval.nothing"),
+                                           ({"placeOrder": "yes"}, "requires_approval"),
+                                           (["placeOrder"], "requires_approval")])
+def test_an_approval_choice_that_does_not_fit_is_refused_and_nothing_is_written(importer, api, choice, field):
+    response = importer.post(document=BY_METHOD, apply=True, requires_approval=choice)
+    assert response.status_code == 422
+    assert [e["field"] for e in response.get_json()["errors"]] == [field]
+    assert api("GET", "/v1/tools").get_json()["tools"] == []

@@ -11,7 +11,7 @@ def test_an_agent_previews_then_imports_drafts_and_publishes_nothing(service):
     tool = next(t for t in listed if t["name"] == "import_openapi")
     assert tool["annotations"]["readOnlyHint"] is False
     assert set(tool["inputSchema"]["properties"]) == {"document", "url", "server", "subject_parameter", "project",
-                                                      "operations", "apply", "update_existing"}
+                                                      "operations", "apply", "update_existing", "requires_approval"}
 
     arguments = {"document": document("commerce.json"), "subject_parameter": "userId"}
     preview = mcp.call_tool(session, "import_openapi", arguments)

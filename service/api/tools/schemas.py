@@ -95,6 +95,17 @@ class ImportSchema(Schema):
                                                                         "written. true: write the drafts."})
     update_existing = fields.Boolean(load_default=False, metadata={
         "description": "A tool that exists gets a new draft from the import instead of being refused as taken."})
+    requires_approval = fields.Dict(keys=fields.String(), values=fields.Boolean(), metadata={
+        "description": 'The person\'s choice, by operationId or "METHOD /path", of whether each call waits for '
+                       "their approval, in place of the importer's."})
+
+
+class ImportedApprovalSchema(Schema):
+    required = fields.Boolean()
+    rule = fields.String(metadata={"description": "approval-by-method, approval-reading-method, approval-marked, "
+                                                  "approval-marked-off, approval-chosen, approval-kept or "
+                                                  "approval-off-kept."})
+    why = fields.String(metadata={"description": "The rule's sentence."})
 
 
 class ImportedOperationSchema(Schema):
@@ -109,6 +120,8 @@ class ImportedOperationSchema(Schema):
     kept = fields.List(fields.Nested(ViolationSchema), metadata={
         "description": "For a new draft of an existing tool: what it keeps of the latest version because the "
                        "document does not say (requires_approval, required_entitlement), each with the reason."})
+    approval = fields.Nested(ImportedApprovalSchema, allow_none=True, metadata={
+        "description": "Whether each call would wait for the person's approval, and why; null when nothing maps."})
     definition = fields.Dict(allow_none=True, metadata={"description": "The registration it becomes."})
 
 
