@@ -14,10 +14,10 @@ from typing import Any, Callable
 import gevent
 
 from service import limits
-from service.catalogue import Violation, violation
+from service.catalogue import RULES, Violation, violation
 from service.database import released, retry_transient, write_transaction
 from service.dispatch import AddressGuard
-from service.errors import client_gone, concurrent_change, invalid
+from service.errors import ServiceError, client_gone, concurrent_change, invalid
 from service.importing.bounds import Budget, refused
 from service.importing.document import read_document
 from service.importing.fetch import fetch_document
@@ -37,6 +37,7 @@ from service.registry.tools import (
 READY, CREATED, REFUSED, SKIPPED = "ready", "created", "refused", "skipped"
 #: What applying does for a ready operation: register a new tool, or start a new draft of an existing one.
 REGISTER, NEW_DRAFT = "register", "new-draft"
+UNKNOWN = "operation-unknown"
 #: How often a request waiting for its document to be read looks whether its client is still there.
 WATCH_SECONDS = 0.1
 
@@ -215,13 +216,9 @@ def _choose(planned: list[Planned], chosen: tuple[str, ...] | None) -> None:
     """Skip what was not chosen (422 on `operations[i]` for a choice that matches nothing); then refuse every
     chosen operation whose tool name another chosen one also takes."""
     if chosen is not None:
-        wanted = {_normal(c) for c in chosen}
-        missing = [violation(f"operations[{i}]", "operation-unknown") for i, c in enumerate(chosen)
-                   if not any(_normal(c) in (_normal(p.key), p.operation_id) for p in planned)]
-        if missing:
-            raise invalid(missing)
+        _unknown([(f"operations[{i}]", c) for i, c in enumerate(chosen)], planned)
         for p in planned:
-            if p.status != SKIPPED and not ({_normal(p.key), p.operation_id} & wanted):
+            if p.status != SKIPPED and not any(_matches(c, p) for c in chosen):
                 p.status, p.action, p.errors = SKIPPED, None, [violation("operation", "operation-not-chosen")]
     by_name: dict[str, list[Planned]] = {}
     for p in planned:
@@ -235,10 +232,7 @@ def _choose(planned: list[Planned], chosen: tuple[str, ...] | None) -> None:
 
 def _choose_approvals(planned: list[Planned], choices: tuple[tuple[str, bool], ...]) -> None:
     """The person's approval choices (422 on `requires_approval.<choice>` for one that matches no operation)."""
-    missing = [violation(f"requires_approval.{c}", "operation-unknown") for c, _ in choices
-               if not any(_matches(c, p) for p in planned)]
-    if missing:
-        raise invalid(missing)
+    _unknown([(f"requires_approval.{c}", c) for c, _ in choices], planned)
     for choice, required in choices:
         for p in planned:
             if _matches(choice, p) and p.status == READY:
@@ -247,13 +241,20 @@ def _choose_approvals(planned: list[Planned], choices: tuple[tuple[str, bool], .
                     p.refuse(*p.mapped.errors)
 
 
+def _unknown(choices: list[tuple[str, str]], planned: list[Planned]) -> None:
+    """422 `operation-unknown`, its own code and sentence, naming each (field, choice) that matches no operation."""
+    missing = [violation(name, UNKNOWN) for name, choice in choices if not any(_matches(choice, p) for p in planned)]
+    if missing:
+        raise ServiceError(422, UNKNOWN, RULES[UNKNOWN], missing)
+
+
 def _matches(choice: str, planned: Planned) -> bool:
-    return _normal(choice) in (_normal(planned.key), planned.operation_id)
-
-
-def _normal(choice: str) -> str:
+    """An operation is chosen by its operationId as written (any characters: `find pet by id`), or by
+    `METHOD /path` (the method in any case)."""
+    if choice == planned.operation_id:
+        return True
     method, _, path = choice.strip().partition(" ")
-    return f"{method.upper()} {path.strip()}" if path else choice.strip()
+    return path.strip().startswith("/") and f"{method.upper()} {path.strip()}" == planned.key
 
 
 def _check_names(organization: Organization, planned: list[Planned], update_existing: bool,

@@ -192,8 +192,22 @@ def test_a_choice_that_matches_no_operation_is_refused(importer):
     response = importer.post(document=document_with({"/a": {"get": operation("one")}}),
                              operations=["one", "DELETE /a", "nope"])
     assert response.status_code == 422
-    assert [(e["field"], e["rule"]) for e in response.get_json()["errors"]] == [
+    body = response.get_json()
+    assert (body["code"], body["message"]) == ("operation-unknown", RULES["operation-unknown"])
+    assert [(e["field"], e["rule"]) for e in body["errors"]] == [
         ("operations[1]", "operation-unknown"), ("operations[2]", "operation-unknown")]
+
+
+def test_an_operation_id_is_chosen_as_written_whatever_its_characters(importer):
+    # petstore-expanded's ids have spaces; one of them reads like a method and a path.
+    text = document_with({"/pets/all": {"get": operation("find pet by id"), "delete": operation("delete /pets")},
+                          "/pets": {"get": operation("findPets")}})
+    ops = importer.preview(text, operations=["find pet by id", "delete /pets", "get /pets"])
+    assert {k: op["status"] for k, op in ops.items()} == {
+        "GET /pets/all": "ready", "DELETE /pets/all": "ready", "GET /pets": "ready"}
+    response = importer.post(document=text, operations=["Find pet by id", "find  pet by id"])
+    assert (response.status_code, response.get_json()["code"]) == (422, "operation-unknown")
+    assert [e["field"] for e in response.get_json()["errors"]] == ["operations[0]", "operations[1]"]
 
 
 def test_a_long_description_is_cut_to_the_limit(importer):
