@@ -140,6 +140,8 @@ RULES: dict[str, str] = {
     "schema-not-carried": "A value with no single type (oneOf, anyOf, not, or no type at all) is not carried.",
     "body-not-json": "A request body that is not JSON is not carried: a tool sends its body as a JSON object.",
     "body-not-object": "A request body is carried only as the declared fields of one JSON object.",
+    "body-field-required": "The request body's schema requires this field, and the tool cannot send the body, so no "
+                           "call it makes would be accepted.",
     "auth-not-carried": "The operation's own credentials are not carried: each call carries the platform's signed "
                         "assertion as its Bearer token instead.",
     "approval-kept": "Kept from the tool's latest version: each call waits for the person's approval, a choice that "

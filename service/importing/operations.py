@@ -16,7 +16,7 @@ from service.catalogue import Violation, violation
 from service.definition import METHODS as TOOL_METHODS
 from service.definition import SUBJECT, ToolDefinition
 from service.importing.refs import RefError, Resolver
-from service.importing.schemas import NotCarried, Shape, object_fields, shape_of
+from service.importing.schemas import NotCarried, Shape, flatten, object_fields, shape_of
 from service.registry import REGISTRATION_FIELDS
 from service.registry.rules import check_definition
 
@@ -228,13 +228,13 @@ def _body(operation: Operation, context: Context, params: list[_Param], mapped: 
         content = {}
     json_type = next((m for m in content if isinstance(m, str) and _JSON_MEDIA.fullmatch(m)), None)
     if json_type is None:
-        _not_carried(mapped, "body", "body-not-json", required)
+        _body_lost(mapped, "body-not-json", required, _required_fields(content.values(), context.resolver))
         return
     media = content[json_type] if isinstance(content[json_type], dict) else {}
     try:
         fields, required_fields = object_fields(media.get("schema", {}), context.resolver)
     except NotCarried as problem:
-        _not_carried(mapped, "body", problem.rule, required)
+        _body_lost(mapped, problem.rule, required, _required_fields([media], context.resolver))
         return
     for name, schema in fields.items():
         source, needed = f"body.{name}", name in required_fields
@@ -249,6 +249,31 @@ def _body(operation: Operation, context: Context, params: list[_Param], mapped: 
             _not_carried(mapped, source, problem.rule, needed)
             continue
         params.append(_Param(_parameter(name, "body", shape, needed, None), source, needed))
+
+
+def _body_lost(mapped: Mapped, rule: str, required: bool, required_fields: list[str]) -> None:
+    """A body the tool cannot send: the operation is refused when the body is required or its schema requires fields
+    (no call the tool makes would be accepted), each such field named; otherwise the tool is made without it, and
+    the preview marks it partial (`Planned.partial`)."""
+    if required_fields and not required:
+        mapped.errors.append(violation("body", rule))
+        mapped.errors.extend(violation(f"body.{name}", "body-field-required") for name in required_fields)
+        return
+    _not_carried(mapped, "body", rule, required)
+
+
+def _required_fields(media: Any, resolver: Resolver) -> list[str]:
+    """The fields any of a body's media types requires (a form's `criteria`), as far as its schema says."""
+    found: set[str] = set()
+    for entry in media:
+        if not isinstance(entry, dict) or "schema" not in entry:
+            continue
+        try:
+            flat = flatten(entry["schema"], resolver)
+        except (NotCarried, RefError):
+            continue  # what cannot be read requires nothing this can name; the body is not carried either way
+        found.update(str(name) for name in _list(flat.get("required")) if isinstance(name, str))
+    return sorted(found)
 
 
 def _parameter(name: str, location: str, shape: Shape, required: bool, description: Any) -> dict[str, Any]:

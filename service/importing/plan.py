@@ -67,13 +67,22 @@ class Planned:
         why = kept or self.mapped.approval
         return {"required": self.mapped.requires_approval, "rule": why.rule, "why": why.message}
 
+    def partial(self) -> list[Violation]:
+        """What a ready or created tool loses that a person should see before applying: the operation's whole request
+        body, with the reason it is not carried (as `not_carried` lists it too); empty when nothing of the kind is
+        lost."""
+        if self.status not in (READY, CREATED):
+            return []
+        return [v for v in self.mapped.not_carried if v.field == "body"]
+
     def view(self) -> dict[str, Any]:
         """As the API answers it."""
         return {
             "operation": self.key, "operation_id": self.operation_id, "tool": self.mapped.tool or None,
             "status": self.status, "action": self.action, "errors": [v.to_dict() for v in self.errors],
             "not_carried": [v.to_dict() for v in self.mapped.not_carried], "kept": [v.to_dict() for v in self.kept],
-            "approval": self.approval(), "definition": self.mapped.registration,
+            "partial": [v.to_dict() for v in self.partial()], "approval": self.approval(),
+            "definition": self.mapped.registration,
         }
 
 

@@ -148,6 +148,8 @@ def test_what_the_spec_cannot_express_is_refused_or_reported(importer):
     assert rules(ops["PUT /invoices/{invoiceId}/pdf"]) == [("body", "body-not-json")]
     note = ops["POST /invoices/{invoiceId}/notes"]
     assert (note["status"], rules(note, "not_carried")) == ("ready", [("body", "body-not-json")])
+    assert note["partial"] == [{"field": "body", "rule": "body-not-json", "message": RULES["body-not-json"]}]
+    assert listing["partial"] == create["partial"] == []  # refused: nothing to mark
     assert rules(ops["GET /customers/{customer-id}"]) == [
         ("parameters[0].name (path.customer-id)", "parameter-name-format")]
     assert rules(ops["GET /customers"]) == [("description", "description-required")]
@@ -333,3 +335,52 @@ def test_an_approval_choice_that_does_not_fit_is_refused_and_nothing_is_written(
     assert response.status_code == 422
     assert [e["field"] for e in response.get_json()["errors"]] == [field]
     assert api("GET", "/v1/tools").get_json()["tools"] == []
+
+
+LOST_BODIES = """
+openapi: 3.0.3
+info: {title: Lost bodies, version: "1"}
+servers: [{url: "https://api.example.com"}]
+paths:
+  /pet/{petId}/uploadImage:
+    post:
+      operationId: uploadFile
+      summary: uploads an image
+      parameters: [{name: petId, in: path, required: true, schema: {type: integer}}]
+      requestBody: {content: {application/octet-stream: {schema: {type: string, format: binary}}}}
+      responses: {"200": {description: ok}}
+  /user/createWithList:
+    post:
+      operationId: createUsersWithListInput
+      summary: Creates list of users with given input array
+      requestBody: {content: {application/json: {schema: {type: array, items: {type: object}}}}}
+      responses: {"200": {description: ok}}
+  /{dataset}/{version}/records:
+    post:
+      operationId: perform_search
+      summary: Provides search capability for the data set
+      parameters:
+        - {name: dataset, in: path, required: true, schema: {type: string}}
+        - {name: version, in: path, required: true, schema: {type: string}}
+      requestBody:
+        content:
+          application/x-www-form-urlencoded:
+            schema:
+              type: object
+              required: [criteria]
+              properties: {criteria: {type: string}, start: {type: integer}}
+      responses: {"200": {description: ok}}
+"""
+
+
+def test_a_lost_body_is_marked_partial_and_one_with_required_fields_refuses_the_operation(importer):
+    ops = {op["operation_id"]: op for op in importer.preview(LOST_BODIES).values()}
+    upload, users, search = ops["uploadFile"], ops["createUsersWithListInput"], ops["perform_search"]
+    assert (upload["status"], rules(upload, "partial")) == ("ready", [("body", "body-not-json")])
+    assert upload["partial"][0]["message"] == RULES["body-not-json"]
+    assert (users["status"], rules(users, "partial")) == ("ready", [("body", "body-not-object")])
+    assert users["partial"][0]["message"] == RULES["body-not-object"]
+    assert (search["status"], rules(search)) == ("refused", [("body", "body-not-json"),
+                                                             ("body.criteria", "body-field-required")])
+    assert search["errors"][1]["message"] == RULES["body-field-required"]
+    assert search["partial"] == []

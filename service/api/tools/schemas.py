@@ -120,6 +120,10 @@ class ImportedOperationSchema(Schema):
     kept = fields.List(fields.Nested(ViolationSchema), metadata={
         "description": "For a new draft of an existing tool: what it keeps of the latest version because the "
                        "document does not say (requires_approval, required_entitlement), each with the reason."})
+    # Named apart from `partial`, which marshmallow's Schema already uses for partial loading.
+    lost = fields.List(fields.Nested(ViolationSchema), attribute="partial", data_key="partial", metadata={
+        "description": "A ready or created tool that loses the operation's whole request body: what is lost and "
+                       "why. Empty otherwise."})
     approval = fields.Nested(ImportedApprovalSchema, allow_none=True, metadata={
         "description": "Whether each call would wait for the person's approval, and why; null when nothing maps."})
     definition = fields.Dict(allow_none=True, metadata={"description": "The registration it becomes."})
