@@ -142,8 +142,10 @@ RULES: dict[str, str] = {
     "body-not-object": "A request body is carried only as the declared fields of one JSON object.",
     "body-field-required": "The request body's schema requires this field, and the tool cannot send the body, so no "
                            "call it makes would be accepted.",
-    "auth-not-carried": "The operation's own credentials are not carried: each call carries the platform's signed "
-                        "assertion as its Bearer token instead.",
+    "auth-not-carried": "The operations' own credentials (the document's security) are not carried: each call "
+                        "carries the platform's signed assertion as its Bearer token instead.",
+    "servers-ignored": "The document's other servers are not used: every tool calls the server named above, or an "
+                       "operation's own.",
     "approval-kept": "Kept from the tool's latest version: each call waits for the person's approval, a choice that "
                      "differs from what this import would set. Change it in the import's preview or in the draft.",
     "approval-off-kept": "Kept from the tool's latest version: calls go out without the person's approval, a choice "

@@ -68,6 +68,8 @@ class Mapped:
     #: Whether each call waits for the person's approval, and why (the rule whose sentence says so): the mark
     #: `x-openai-isConsequential`, else the method, as GPT Actions decides it.
     approval: Violation | None = None
+    #: The operation asks for credentials of its own (its `security`), which no tool carries.
+    needs_auth: bool = False
 
     @property
     def requires_approval(self) -> bool:
@@ -97,6 +99,7 @@ class Context:
     """What every operation of one import shares."""
 
     resolver: Resolver
+    base: str | None  # where the document was fetched from, against which a relative server URL is read
     chosen_url: str | None  # the server chosen for every operation, or None
     default_url: str | None  # the document's own first server, for operations that name none
     server_of: Callable[[Any], str | None]  # an operation's or path's own `servers` → its base URL, if any
@@ -131,6 +134,22 @@ def describe(*parts: Any, separator: str = "\n\n") -> str:
     return text
 
 
+def display_name(summary: Any) -> str | None:
+    """A summary as a display name: one line, without its closing period, at most
+    MAX_IMPORTED_DISPLAY_NAME_CHARS characters cut at a word (the description keeps the whole summary)."""
+    if not isinstance(summary, str) or not summary.strip():
+        return None
+    name = " ".join(summary.split())
+    if name.endswith(".") and not name.endswith(".."):
+        name = name[:-1].rstrip()
+    if len(name) > limits.MAX_IMPORTED_DISPLAY_NAME_CHARS:
+        cut = name[: limits.MAX_IMPORTED_DISPLAY_NAME_CHARS - 1]
+        if " " in cut and not name[len(cut)].isspace():
+            cut = cut[: cut.rindex(" ")]  # end at a word, never inside one
+        name = cut.rstrip(" ,;:-") + _ELLIPSIS
+    return name or None
+
+
 def map_operation(operation: Operation, context: Context) -> Mapped:
     """The registration data `operation` becomes, checked by the registry's rules."""
     mapped = Mapped(tool=tool_name(operation))
@@ -154,7 +173,7 @@ def map_operation(operation: Operation, context: Context) -> Mapped:
         summary = None  # the description already opens with the summary
     data: dict[str, Any] = {
         "name": mapped.tool,
-        "display_name": describe(operation.node.get("summary"))[: limits.MAX_DISPLAY_NAME_CHARS] or None,
+        "display_name": display_name(operation.node.get("summary")),
         "description": describe(summary, details),
         "method": operation.method,
         "url": url,
@@ -288,10 +307,11 @@ def _parameter(name: str, location: str, shape: Shape, required: bool, descripti
 
 
 def _security(operation: Operation, context: Context, mapped: Mapped) -> None:
+    """Whether the operation needs credentials of its own, which the tool does not carry: said once for the whole
+    document (`plan.notes`), not on every operation."""
     requirements = operation.node.get("security", context.security)
     # An empty requirement ({}) among the alternatives means the operation may also be called without credentials.
-    if isinstance(requirements, list) and requirements and all(r for r in requirements):
-        mapped.not_carried.append(violation("security", "auth-not-carried"))
+    mapped.needs_auth = isinstance(requirements, list) and bool(requirements) and all(r for r in requirements)
 
 
 def _url(operation: Operation, context: Context) -> str | None:

@@ -23,7 +23,7 @@ from service.importing.document import read_document
 from service.importing.fetch import fetch_document
 from service.importing.kept import keep_existing
 from service.importing.operations import METHODS, Context, Mapped, Operation, map_operation
-from service.importing.options import ImportOptions, chosen_server, first_server
+from service.importing.options import ImportOptions, chosen_server, first_server, server_url
 from service.importing.refs import RefError, Resolver
 from service.models import Organization, Project, Tool, ToolDraft
 from service.records import audit
@@ -115,7 +115,8 @@ def run_import(organization: Organization, data: Any, actor: str, *, guard: Addr
                     p.refuse(outcome)
                 else:
                     p.status = CREATED
-    return {"document": _summary(document, context), "operations": [p.view() for p in planned]}
+    summary = {**_summary(document, context), "notes": [v.to_dict() for v in notes(document, context, planned)]}
+    return {"document": summary, "operations": [p.view() for p in planned]}
 
 
 def _off_the_hub(budget: Budget, gone: Callable[[], bool] | None, text: str,
@@ -165,7 +166,7 @@ def _read_and_map(text: str, options: ImportOptions,
     document = read_document(text, budget)
     base = options.url  # a relative server URL is relative to where the document was fetched from
     resolver = Resolver(document, budget)
-    context = Context(resolver=resolver, chosen_url=chosen_server(document, options.server, base),
+    context = Context(resolver=resolver, base=base, chosen_url=chosen_server(document, options.server, base),
                       default_url=first_server(document.get("servers") or [{"url": "/"}], base),
                       server_of=lambda servers: first_server(servers, base),
                       subject_parameter=options.subject_parameter, security=document.get("security"),
@@ -353,3 +354,18 @@ def _summary(document: dict[str, Any], context: Context) -> dict[str, Any]:
     return {"openapi": str(document["openapi"]), "title": info.get("title"),
             "version": None if info.get("version") is None else str(info.get("version")),
             "server": context.chosen_url or context.default_url}
+
+
+def notes(document: dict[str, Any], context: Context, planned: list[Planned]) -> list[Violation]:
+    """What holds for the whole document, said once above its operations: credentials its chosen operations ask for
+    are not carried, and servers it lists besides the one used are not called."""
+    found = []
+    if any(p.mapped.needs_auth for p in planned if p.status != SKIPPED):
+        found.append(violation("security", "auth-not-carried"))
+    used = (context.chosen_url or context.default_url or "").rstrip("/")
+    servers = document.get("servers")
+    listed = {u.rstrip("/") for u in (server_url(s, context.base) for s in
+                                       (servers if isinstance(servers, list) else [])) if u}
+    if listed - {used}:
+        found.append(violation("servers", "servers-ignored"))
+    return found

@@ -1,6 +1,7 @@
 """POST /v1/tools/import: preview, apply as drafts in one transaction with one audit record, never publish."""
 import pytest
 
+from service.catalogue import RULES
 from service.database import db
 from service.http import app_config
 from service.records import audit
@@ -148,7 +149,9 @@ def test_a_document_that_cannot_be_read_is_a_422_on_document(importer):
 def test_the_answer_names_the_document_and_its_server(importer):
     body = importer.post(document=COMMERCE).get_json()
     assert body["document"] == {"openapi": "3.1.0", "title": "Corner Shop Commerce API", "version": "2025-05",
-                                "server": "https://api.cornershop.example/v2"}
+                                "server": "https://api.cornershop.example/v2", "notes": [
+                                    {"field": "security", "rule": "auth-not-carried",
+                                     "message": RULES["auth-not-carried"]}]}
 
 
 def test_the_openapi_document_describes_the_route(api):

@@ -41,6 +41,8 @@ def test_a_pasted_document_is_previewed_then_the_ticked_operations_imported(serv
     assert list(table) == ["GET /pets", "POST /pets", "GET /pets/{petId}", "PUT /pets/{petId}",
                            "DELETE /pets/{petId}", "HEAD /pets/{petId}"]
     assert "Ready" in table["GET /pets"]
+    assert RULES["auth-not-carried"] in preview.text_of("document-notes")  # said once, above the operations
+    assert not any(RULES["auth-not-carried"] in row for row in table.values())
     assert "Not carried:" in table["GET /pets"]
     assert "header.X-Request-Id: A header parameter is not carried" in table["GET /pets"]
     assert "Skipped" in table["HEAD /pets/{petId}"]

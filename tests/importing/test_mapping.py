@@ -29,11 +29,11 @@ def test_the_pet_store_maps_operation_by_operation(importer):
             {"name": "status", "type": "string", "location": "query", "required": False,
              "description": 'Where the pet is in the adoption process. One of: "available", "pending", "sold".'},
         ]}
-    # Nothing left out silently: the header, the query array and the API key are each reported.
+    # Nothing left out silently: the header and the query array are each reported (the API key once, for the
+    # whole document: test_document_level_notes_are_said_once).
     assert rules(ops["GET /pets"], "not_carried") == [
-        ("header.X-Request-Id", "header-not-carried"), ("security", "auth-not-carried"),
-        ("query.tags", "type-location-mismatch")]
-    assert ops["GET /pets"]["not_carried"][2]["message"] == "This type cannot ride in that location."
+        ("header.X-Request-Id", "header-not-carried"), ("query.tags", "type-location-mismatch")]
+    assert ops["GET /pets"]["not_carried"][1]["message"] == "This type cannot ride in that location."
     assert ops["GET /pets"]["action"] == "register" and ops["GET /pets"]["errors"] == []
 
 
@@ -384,3 +384,29 @@ def test_a_lost_body_is_marked_partial_and_one_with_required_fields_refuses_the_
                                                              ("body.criteria", "body-field-required")])
     assert search["errors"][1]["message"] == RULES["body-field-required"]
     assert search["partial"] == []
+
+
+def test_document_level_notes_are_said_once_above_the_operations(importer):
+    answer = importer.post(document=PETSTORE).get_json()
+    assert [(n["field"], n["rule"]) for n in answer["document"]["notes"]] == [
+        ("security", "auth-not-carried"), ("servers", "servers-ignored")]
+    assert answer["document"]["notes"][0]["message"] == RULES["auth-not-carried"]
+    assert all(v["rule"] != "auth-not-carried" for op in answer["operations"] for v in op["not_carried"])
+    # Only the operations chosen count: one without credentials of its own says nothing of them.
+    text = document_with({"/a": {"get": operation("one")}})
+    assert importer.post(document=text).get_json()["document"]["notes"] == []
+
+
+@pytest.mark.parametrize("summary, name", [
+    ("Find pet by ID.", "Find pet by ID"),
+    ("Wait...", "Wait..."),
+    ("Returns  the\n list", "Returns the list"),
+    ("Searches the patent applications of the data set by any of the fields it holds, and more",
+     "Searches the patent applications of the data set by any of…"),
+    ("A" * 70, "A" * 59 + "…"),
+])
+def test_a_display_name_is_the_summary_without_added_punctuation_within_a_sane_length(importer, summary, name):
+    op = importer.preview(document_with({"/a": {"get": operation("one", summary=summary)}}))["GET /a"]
+    assert op["definition"]["display_name"] == name
+    assert len(name) <= limits.MAX_IMPORTED_DISPLAY_NAME_CHARS
+    assert summary.strip() in op["definition"]["description"]  # the whole summary stays for the model

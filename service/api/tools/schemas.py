@@ -134,6 +134,9 @@ class ImportedDocumentSchema(Schema):
     title = fields.String(allow_none=True)
     version = fields.String(allow_none=True)
     server = fields.String(allow_none=True)
+    notes = fields.List(fields.Nested(ViolationSchema), metadata={
+        "description": "What holds for the whole document, said once: its credentials are not carried "
+                       "(auth-not-carried), its other servers are not used (servers-ignored)."})
 
 
 class ImportResultSchema(Schema):
