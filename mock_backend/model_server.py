@@ -56,13 +56,14 @@ DEMO_SCRIPT = [
     {"when": ["order", "bought", "deliver", "ship"], "responses": [
         {"calls": [{"name": "get_orders", "arguments": {}}]},
         {"text": "Here is what I found in your orders:\n{results}"}]},
+    # The cart before the products: "add oat milk to your cart", which the last turn offers, names milk too.
+    {"when": ["cart", "buy"], "responses": [
+        {"calls": [{"name": "add_to_cart", "arguments": {"product_ids": ["p1"]}}]},
+        {"text": "I tried to add oat milk to your cart:\n{results}"}]},
     {"when": ["product", "milk", "search", "find", "price"], "responses": [
         {"calls": [{"name": "search_products", "arguments": {"q": "milk"}},
                    {"name": "search_products", "arguments": {"q": "tea"}}]},
         {"text": "I searched for milk and tea at once:\n{results}"}]},
-    {"when": ["cart", "buy"], "responses": [
-        {"calls": [{"name": "add_to_cart", "arguments": {"product_ids": ["p1"]}}]},
-        {"text": "I tried to add oat milk to your cart:\n{results}"}]},
     {"when": [""], "responses": [
         {"text": "I am a scripted model. Ask me about your orders, about products, "
                   "or to add oat milk to your cart."}]},

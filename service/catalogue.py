@@ -140,10 +140,27 @@ RULES: dict[str, str] = {
     "schema-not-carried": "A value with no single type (oneOf, anyOf, not, or no type at all) is not carried.",
     "body-not-json": "A request body that is not JSON is not carried: a tool sends its body as a JSON object.",
     "body-not-object": "A request body is carried only as the declared fields of one JSON object.",
-    "auth-not-carried": "The operation's own credentials are not carried: each call carries the platform's signed "
-                        "assertion as its Bearer token instead.",
-    "approval-kept": "Kept from the tool's latest version: each call waits for the person's approval. The document "
-                     "does not say otherwise; mark the operation x-openai-isConsequential: false to turn it off.",
+    "body-field-required": "The request body's schema requires this field, and the tool cannot send the body, so no "
+                           "call it makes would be accepted.",
+    "auth-not-carried": "The operations' own credentials (the document's security) are not carried: each call "
+                        "carries the platform's signed assertion as its Bearer token instead.",
+    "servers-ignored": "The document's other servers are not used: every tool calls the server named above, or an "
+                       "operation's own.",
+    "approval-kept": "Kept from the tool's latest version: each call waits for the person's approval, a choice that "
+                     "differs from what this import would set. Change it in the import's preview or in the draft.",
+    "approval-off-kept": "Kept from the tool's latest version: calls go out without the person's approval, a choice "
+                         "that differs from what this import would set. Change it in the import's preview or in the "
+                         "draft.",
+    # Why an imported operation does or does not wait for the person's approval, as GPT Actions decides it.
+    "approval-marked": "The operation is marked x-openai-isConsequential: true, so each call waits for the person's "
+                       "approval.",
+    "approval-marked-off": "The operation is marked x-openai-isConsequential: false, so its calls go out without the "
+                           "person's approval.",
+    "approval-by-method": "With no x-openai-isConsequential mark, a method other than GET or HEAD may change "
+                          "something, so each call waits for the person's approval.",
+    "approval-chosen": "Chosen for this import by the person, in place of what the importer would set.",
+    "approval-reading-method": "With no x-openai-isConsequential mark, a GET or HEAD only reads, so its calls go out "
+                               "without the person's approval.",
     "entitlement-kept": "Kept from the tool's latest version: an OpenAPI document has no way to state the "
                         "entitlement a tool requires.",
     # Text and numbers anywhere (service.text, service.limits), and a session token's subject.

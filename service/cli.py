@@ -250,8 +250,12 @@ def tools_import(source: str, slug: str, dry_run: bool, server: str | None, subj
     if as_json:
         click.echo(json.dumps(answer, indent=2))
     else:
+        for note in answer["document"].get("notes") or []:
+            click.echo(f"note     {note['field']}: {note['message']}")
         for operation in answer["operations"]:
             click.echo(f"{operation['status']:<8} {operation['operation']:<40} {operation.get('tool') or ''}")
+            for lost in operation.get("partial") or []:
+                click.echo(f"         partial {lost['field']}: {lost['message']}")
             for problem in operation.get("errors") or []:
                 click.echo(f"         {problem['field']}: {problem['message']}")
             for kept in operation.get("kept") or []:

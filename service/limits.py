@@ -144,6 +144,9 @@ MAX_IMPORT_DOCUMENT_DEPTH = 100
 MAX_IMPORT_OPERATIONS = 1_000
 #: The most `$ref` hops followed to reach one value; a longer chain is refused as if it looped.
 MAX_IMPORT_REF_HOPS = 32
+#: The longest display name an import makes from an operation's summary, cut at a word: a name for a table row, the
+#: whole summary staying in the description.
+MAX_IMPORTED_DISPLAY_NAME_CHARS = 60
 #: How long reading and mapping one document may take, past which it is refused as too complex. The largest YAML
 #: document an import takes reads in about 4 s (bench/importing.py), so this is not the bound a hostile document
 #: meets first: the count of values is. It holds whatever that count does not see.

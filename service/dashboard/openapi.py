@@ -35,6 +35,7 @@ def _state(form, files) -> dict[str, Any]:
             state["document"] = raw.decode("latin-1")  # read_document will say it is not a document
     state["update_existing"] = form.get("update_existing") == "on"
     state["chosen"] = form.getlist("operation")
+    state["approvals"] = form.getlist("approval")
     return state
 
 
@@ -46,7 +47,9 @@ def _request(state: dict[str, Any], *, apply: bool) -> dict[str, Any]:
     if state["update_existing"]:
         body["update_existing"] = True
     if apply:
-        body.update(apply=True, operations=state["chosen"])
+        # Each ticked operation's approval box, which the preview set to the importer's choice: the person's now.
+        body.update(apply=True, operations=state["chosen"],
+                    requires_approval={op: op in state["approvals"] for op in state["chosen"]})
     return body
 
 
@@ -69,7 +72,7 @@ def _render(state: dict[str, Any], result: dict[str, Any] | None = None, status:
 @requires(WRITE_DRAFTS)
 def import_openapi():
     return _render({"document": "", "url": "", "server": "", "subject_parameter": "", "project": "",
-                    "update_existing": False, "chosen": []})
+                    "update_existing": False, "chosen": [], "approvals": []})
 
 
 @blp.post("/tools/new/import")

@@ -16,7 +16,7 @@ from service.catalogue import Violation, violation
 from service.definition import METHODS as TOOL_METHODS
 from service.definition import SUBJECT, ToolDefinition
 from service.importing.refs import RefError, Resolver
-from service.importing.schemas import NotCarried, Shape, object_fields, shape_of
+from service.importing.schemas import NotCarried, Shape, flatten, object_fields, shape_of
 from service.registry import REGISTRATION_FIELDS
 from service.registry.rules import check_definition
 
@@ -32,6 +32,13 @@ _ELLIPSIS = "…"
 #: OpenAI's mark of an operation that changes something, which its assistants confirm with the person first: a tool
 #: that requires the person's approval of each call (docs/approvals.md).
 CONSEQUENTIAL = "x-openai-isConsequential"
+#: Methods that only read: with no mark, GPT Actions calls them without asking, and so does an imported tool. Every
+#: other method is consequential unless marked false.
+READING_METHODS = frozenset({"GET", "HEAD"})
+#: The rule (service.catalogue) that says why an operation does or does not wait for the person's approval.
+APPROVAL_RULES = {(True, True): "approval-marked", (True, False): "approval-marked-off",
+                  (False, True): "approval-by-method", (False, False): "approval-reading-method"}
+APPROVAL_CHOSEN = "approval-chosen"
 
 
 @dataclass(frozen=True)
@@ -58,9 +65,33 @@ class Mapped:
     definition: ToolDefinition | None = None  # the checked definition, when no rule is broken
     errors: list[Violation] = field(default_factory=list)
     not_carried: list[Violation] = field(default_factory=list)
-    #: Whether the operation says if its calls need the person's approval (`x-openai-isConsequential` true or false):
-    #: a re-import keeps an existing tool's approval only when the document does not say.
-    states_approval: bool = False
+    #: Whether each call waits for the person's approval, and why (the rule whose sentence says so): the mark
+    #: `x-openai-isConsequential`, else the method, as GPT Actions decides it.
+    approval: Violation | None = None
+    #: The operation asks for credentials of its own (its `security`), which no tool carries.
+    needs_auth: bool = False
+
+    @property
+    def requires_approval(self) -> bool:
+        """What the importer sets: the registration's value (a re-import may keep the person's instead)."""
+        return bool((self.registration or {}).get("requires_approval"))
+
+    @property
+    def approval_chosen(self) -> bool:
+        """Whether the person chose the approval in this import's request (`choose_approval`)."""
+        return self.approval is not None and self.approval.rule == APPROVAL_CHOSEN
+
+    def choose_approval(self, required: bool) -> None:
+        """The person's choice in place of the importer's, checked by the registry's rules like the rest."""
+        if self.registration is None:
+            return
+        registration = {k: v for k, v in self.registration.items() if k != "requires_approval"}
+        if required:
+            registration["requires_approval"] = True
+        self.registration = registration
+        self.definition, found = check_definition(registration, extra_fields=REGISTRATION_FIELDS)
+        self.errors.extend(found)
+        self.approval = violation("requires_approval", APPROVAL_CHOSEN)
 
 
 @dataclass(frozen=True)
@@ -68,6 +99,7 @@ class Context:
     """What every operation of one import shares."""
 
     resolver: Resolver
+    base: str | None  # where the document was fetched from, against which a relative server URL is read
     chosen_url: str | None  # the server chosen for every operation, or None
     default_url: str | None  # the document's own first server, for operations that name none
     server_of: Callable[[Any], str | None]  # an operation's or path's own `servers` → its base URL, if any
@@ -102,6 +134,22 @@ def describe(*parts: Any, separator: str = "\n\n") -> str:
     return text
 
 
+def display_name(summary: Any) -> str | None:
+    """A summary as a display name: one line, without its closing period, at most
+    MAX_IMPORTED_DISPLAY_NAME_CHARS characters cut at a word (the description keeps the whole summary)."""
+    if not isinstance(summary, str) or not summary.strip():
+        return None
+    name = " ".join(summary.split())
+    if name.endswith(".") and not name.endswith(".."):
+        name = name[:-1].rstrip()
+    if len(name) > limits.MAX_IMPORTED_DISPLAY_NAME_CHARS:
+        cut = name[: limits.MAX_IMPORTED_DISPLAY_NAME_CHARS - 1]
+        if " " in cut and not name[len(cut)].isspace():
+            cut = cut[: cut.rindex(" ")]  # end at a word, never inside one
+        name = cut.rstrip(" ,;:-") + _ELLIPSIS
+    return name or None
+
+
 def map_operation(operation: Operation, context: Context) -> Mapped:
     """The registration data `operation` becomes, checked by the registry's rules."""
     mapped = Mapped(tool=tool_name(operation))
@@ -125,7 +173,7 @@ def map_operation(operation: Operation, context: Context) -> Mapped:
         summary = None  # the description already opens with the summary
     data: dict[str, Any] = {
         "name": mapped.tool,
-        "display_name": describe(operation.node.get("summary"))[: limits.MAX_DISPLAY_NAME_CHARS] or None,
+        "display_name": display_name(operation.node.get("summary")),
         "description": describe(summary, details),
         "method": operation.method,
         "url": url,
@@ -139,16 +187,20 @@ def map_operation(operation: Operation, context: Context) -> Mapped:
 
 
 def _consequential(operation: Operation, data: dict[str, Any], mapped: Mapped) -> None:
-    """`x-openai-isConsequential: true` makes the tool require the person's approval (false or absent: not). Any
-    other value refuses the operation rather than guess which was meant: a consequential call must never go out
-    unasked because its mark was misspelt. An import never makes a session-start tool, so the flag can always be
-    carried; the registry's rules check it all the same, like everything else mapped."""
+    """Whether each call waits for the person's approval, as GPT Actions decides it: `x-openai-isConsequential`
+    where the operation has it (true or false, on any method), else not for GET and HEAD and so for every other
+    method. Any other value of the mark refuses the operation rather than guess which was meant: a consequential
+    call must never go out unasked because its mark was misspelt. An import never makes a session-start tool, so
+    the flag can always be carried; the registry's rules check it all the same, like everything else mapped."""
     mark = operation.node.get(CONSEQUENTIAL)
-    mapped.states_approval = mark is True or mark is False
-    if mark is True:
-        data["requires_approval"] = True
-    elif mark is not None and mark is not False:
+    if mark is not None and not isinstance(mark, bool):
         mapped.errors.append(violation(CONSEQUENTIAL, "field-type"))
+        return
+    marked = mark is not None
+    required = mark if isinstance(mark, bool) else operation.method not in READING_METHODS
+    mapped.approval = violation(CONSEQUENTIAL if marked else "method", APPROVAL_RULES[(marked, required)])
+    if required:
+        data["requires_approval"] = True
 
 
 def _parameters(operation: Operation, context: Context, params: list[_Param], mapped: Mapped) -> None:
@@ -195,13 +247,13 @@ def _body(operation: Operation, context: Context, params: list[_Param], mapped: 
         content = {}
     json_type = next((m for m in content if isinstance(m, str) and _JSON_MEDIA.fullmatch(m)), None)
     if json_type is None:
-        _not_carried(mapped, "body", "body-not-json", required)
+        _body_lost(mapped, "body-not-json", required, _required_fields(content.values(), context.resolver))
         return
     media = content[json_type] if isinstance(content[json_type], dict) else {}
     try:
         fields, required_fields = object_fields(media.get("schema", {}), context.resolver)
     except NotCarried as problem:
-        _not_carried(mapped, "body", problem.rule, required)
+        _body_lost(mapped, problem.rule, required, _required_fields([media], context.resolver))
         return
     for name, schema in fields.items():
         source, needed = f"body.{name}", name in required_fields
@@ -218,6 +270,31 @@ def _body(operation: Operation, context: Context, params: list[_Param], mapped: 
         params.append(_Param(_parameter(name, "body", shape, needed, None), source, needed))
 
 
+def _body_lost(mapped: Mapped, rule: str, required: bool, required_fields: list[str]) -> None:
+    """A body the tool cannot send: the operation is refused when the body is required or its schema requires fields
+    (no call the tool makes would be accepted), each such field named; otherwise the tool is made without it, and
+    the preview marks it partial (`Planned.partial`)."""
+    if required_fields and not required:
+        mapped.errors.append(violation("body", rule))
+        mapped.errors.extend(violation(f"body.{name}", "body-field-required") for name in required_fields)
+        return
+    _not_carried(mapped, "body", rule, required)
+
+
+def _required_fields(media: Any, resolver: Resolver) -> list[str]:
+    """The fields any of a body's media types requires (a form's `criteria`), as far as its schema says."""
+    found: set[str] = set()
+    for entry in media:
+        if not isinstance(entry, dict) or "schema" not in entry:
+            continue
+        try:
+            flat = flatten(entry["schema"], resolver)
+        except (NotCarried, RefError):
+            continue  # what cannot be read requires nothing this can name; the body is not carried either way
+        found.update(str(name) for name in _list(flat.get("required")) if isinstance(name, str))
+    return sorted(found)
+
+
 def _parameter(name: str, location: str, shape: Shape, required: bool, description: Any) -> dict[str, Any]:
     own = description.strip() if isinstance(description, str) and description.strip() else shape.description
     if own and shape.notes and own[-1] not in ".!?…":
@@ -230,10 +307,11 @@ def _parameter(name: str, location: str, shape: Shape, required: bool, descripti
 
 
 def _security(operation: Operation, context: Context, mapped: Mapped) -> None:
+    """Whether the operation needs credentials of its own, which the tool does not carry: said once for the whole
+    document (`plan.notes`), not on every operation."""
     requirements = operation.node.get("security", context.security)
     # An empty requirement ({}) among the alternatives means the operation may also be called without credentials.
-    if isinstance(requirements, list) and requirements and all(r for r in requirements):
-        mapped.not_carried.append(violation("security", "auth-not-carried"))
+    mapped.needs_auth = isinstance(requirements, list) and bool(requirements) and all(r for r in requirements)
 
 
 def _url(operation: Operation, context: Context) -> str | None:

@@ -10,7 +10,8 @@ from service.catalogue import Violation, violation
 from service.errors import invalid
 from service.importing.bounds import refused
 
-FIELDS = ("document", "url", "server", "subject_parameter", "project", "operations", "apply", "update_existing")
+FIELDS = ("document", "url", "server", "subject_parameter", "project", "operations", "apply", "update_existing",
+          "requires_approval")
 _VARIABLE = re.compile(r"\{([^{}]*)\}")
 
 
@@ -31,6 +32,9 @@ class ImportOptions:
     apply: bool = False
     #: A tool that already exists gets a new draft (from its latest version) instead of being refused as taken.
     update_existing: bool = False
+    #: The person's choice of whether each call waits for their approval, by operation (operationId or
+    #: "METHOD /path"), in place of the importer's; the operations not named keep the importer's choice.
+    requires_approval: tuple[tuple[str, bool], ...] = ()
 
     @classmethod
     def parse(cls, data: Any) -> "ImportOptions":
@@ -56,11 +60,15 @@ class ImportOptions:
             else:
                 found.append(violation("operations", "field-type"))
                 operations = None
+        approvals = _typed(data, "requires_approval", dict, found) or {}
+        if not all(isinstance(v, bool) for v in approvals.values()):
+            found.append(violation("requires_approval", "field-type"))
+            approvals = {}
         if (data.get("document") is None) == (data.get("url") is None):
             found.append(violation("document", "document-required"))
         if found:
             raise invalid(found)
-        return cls(server=server, operations=operations, **values)
+        return cls(server=server, operations=operations, requires_approval=tuple(approvals.items()), **values)
 
 
 def _typed(data: dict[str, Any], key: str, kind: type, found: list[Violation]) -> Any:

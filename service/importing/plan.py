@@ -14,16 +14,16 @@ from typing import Any, Callable
 import gevent
 
 from service import limits
-from service.catalogue import Violation, violation
+from service.catalogue import RULES, Violation, violation
 from service.database import released, retry_transient, write_transaction
 from service.dispatch import AddressGuard
-from service.errors import client_gone, concurrent_change, invalid
+from service.errors import ServiceError, client_gone, concurrent_change, invalid
 from service.importing.bounds import Budget, refused
 from service.importing.document import read_document
 from service.importing.fetch import fetch_document
 from service.importing.kept import keep_existing
 from service.importing.operations import METHODS, Context, Mapped, Operation, map_operation
-from service.importing.options import ImportOptions, chosen_server, first_server
+from service.importing.options import ImportOptions, chosen_server, first_server, server_url
 from service.importing.refs import RefError, Resolver
 from service.models import Organization, Project, Tool, ToolDraft
 from service.records import audit
@@ -37,6 +37,7 @@ from service.registry.tools import (
 READY, CREATED, REFUSED, SKIPPED = "ready", "created", "refused", "skipped"
 #: What applying does for a ready operation: register a new tool, or start a new draft of an existing one.
 REGISTER, NEW_DRAFT = "register", "new-draft"
+UNKNOWN = "operation-unknown"
 #: How often a request waiting for its document to be read looks whether its client is still there.
 WATCH_SECONDS = 0.1
 
@@ -58,12 +59,29 @@ class Planned:
         self.status, self.action = REFUSED, None
         self.errors.extend(violations)
 
+    def approval(self) -> dict[str, Any] | None:
+        """Whether each call of the tool would wait for the person's approval, and why; None when nothing is mapped."""
+        if self.mapped.registration is None or self.mapped.approval is None:
+            return None
+        kept = next((v for v in self.kept if v.field == "requires_approval"), None)
+        why = kept or self.mapped.approval
+        return {"required": self.mapped.requires_approval, "rule": why.rule, "why": why.message}
+
+    def partial(self) -> list[Violation]:
+        """What a ready or created tool loses that a person should see before applying: the operation's whole request
+        body, with the reason it is not carried (as `not_carried` lists it too); empty when nothing of the kind is
+        lost."""
+        if self.status not in (READY, CREATED):
+            return []
+        return [v for v in self.mapped.not_carried if v.field == "body"]
+
     def view(self) -> dict[str, Any]:
         """As the API answers it."""
         return {
             "operation": self.key, "operation_id": self.operation_id, "tool": self.mapped.tool or None,
             "status": self.status, "action": self.action, "errors": [v.to_dict() for v in self.errors],
             "not_carried": [v.to_dict() for v in self.mapped.not_carried], "kept": [v.to_dict() for v in self.kept],
+            "partial": [v.to_dict() for v in self.partial()], "approval": self.approval(),
             "definition": self.mapped.registration,
         }
 
@@ -97,7 +115,8 @@ def run_import(organization: Organization, data: Any, actor: str, *, guard: Addr
                     p.refuse(outcome)
                 else:
                     p.status = CREATED
-    return {"document": _summary(document, context), "operations": [p.view() for p in planned]}
+    summary = {**_summary(document, context), "notes": [v.to_dict() for v in notes(document, context, planned)]}
+    return {"document": summary, "operations": [p.view() for p in planned]}
 
 
 def _off_the_hub(budget: Budget, gone: Callable[[], bool] | None, text: str,
@@ -147,7 +166,7 @@ def _read_and_map(text: str, options: ImportOptions,
     document = read_document(text, budget)
     base = options.url  # a relative server URL is relative to where the document was fetched from
     resolver = Resolver(document, budget)
-    context = Context(resolver=resolver, chosen_url=chosen_server(document, options.server, base),
+    context = Context(resolver=resolver, base=base, chosen_url=chosen_server(document, options.server, base),
                       default_url=first_server(document.get("servers") or [{"url": "/"}], base),
                       server_of=lambda servers: first_server(servers, base),
                       subject_parameter=options.subject_parameter, security=document.get("security"),
@@ -157,6 +176,7 @@ def _read_and_map(text: str, options: ImportOptions,
         budget.check()
         planned.append(_plan(operation, context))
     _choose(planned, options.operations)
+    _choose_approvals(planned, options.requires_approval)
     if options.subject_parameter and not any(
             p.mapped.registration and p.mapped.registration["scope"] == "per_user" for p in planned):
         raise refused("subject-parameter-unknown", field="subject_parameter")
@@ -206,13 +226,9 @@ def _choose(planned: list[Planned], chosen: tuple[str, ...] | None) -> None:
     """Skip what was not chosen (422 on `operations[i]` for a choice that matches nothing); then refuse every
     chosen operation whose tool name another chosen one also takes."""
     if chosen is not None:
-        wanted = {_normal(c) for c in chosen}
-        missing = [violation(f"operations[{i}]", "operation-unknown") for i, c in enumerate(chosen)
-                   if not any(_normal(c) in (_normal(p.key), p.operation_id) for p in planned)]
-        if missing:
-            raise invalid(missing)
+        _unknown([(f"operations[{i}]", c) for i, c in enumerate(chosen)], planned)
         for p in planned:
-            if p.status != SKIPPED and not ({_normal(p.key), p.operation_id} & wanted):
+            if p.status != SKIPPED and not any(_matches(c, p) for c in chosen):
                 p.status, p.action, p.errors = SKIPPED, None, [violation("operation", "operation-not-chosen")]
     by_name: dict[str, list[Planned]] = {}
     for p in planned:
@@ -224,9 +240,31 @@ def _choose(planned: list[Planned], chosen: tuple[str, ...] | None) -> None:
                 p.refuse(violation("name", "operation-name-collision"))
 
 
-def _normal(choice: str) -> str:
+def _choose_approvals(planned: list[Planned], choices: tuple[tuple[str, bool], ...]) -> None:
+    """The person's approval choices (422 on `requires_approval.<choice>` for one that matches no operation)."""
+    _unknown([(f"requires_approval.{c}", c) for c, _ in choices], planned)
+    for choice, required in choices:
+        for p in planned:
+            if _matches(choice, p) and p.status == READY:
+                p.mapped.choose_approval(required)
+                if p.mapped.errors:
+                    p.refuse(*p.mapped.errors)
+
+
+def _unknown(choices: list[tuple[str, str]], planned: list[Planned]) -> None:
+    """422 `operation-unknown`, its own code and sentence, naming each (field, choice) that matches no operation."""
+    missing = [violation(name, UNKNOWN) for name, choice in choices if not any(_matches(choice, p) for p in planned)]
+    if missing:
+        raise ServiceError(422, UNKNOWN, RULES[UNKNOWN], missing)
+
+
+def _matches(choice: str, planned: Planned) -> bool:
+    """An operation is chosen by its operationId as written (any characters: `find pet by id`), or by
+    `METHOD /path` (the method in any case)."""
+    if choice == planned.operation_id:
+        return True
     method, _, path = choice.strip().partition(" ")
-    return f"{method.upper()} {path.strip()}" if path else choice.strip()
+    return path.strip().startswith("/") and f"{method.upper()} {path.strip()}" == planned.key
 
 
 def _check_names(organization: Organization, planned: list[Planned], update_existing: bool,
@@ -316,3 +354,18 @@ def _summary(document: dict[str, Any], context: Context) -> dict[str, Any]:
     return {"openapi": str(document["openapi"]), "title": info.get("title"),
             "version": None if info.get("version") is None else str(info.get("version")),
             "server": context.chosen_url or context.default_url}
+
+
+def notes(document: dict[str, Any], context: Context, planned: list[Planned]) -> list[Violation]:
+    """What holds for the whole document, said once above its operations: credentials its chosen operations ask for
+    are not carried, and servers it lists besides the one used are not called."""
+    found = []
+    if any(p.mapped.needs_auth for p in planned if p.status != SKIPPED):
+        found.append(violation("security", "auth-not-carried"))
+    used = (context.chosen_url or context.default_url or "").rstrip("/")
+    servers = document.get("servers")
+    listed = {u.rstrip("/") for u in (server_url(s, context.base) for s in
+                                       (servers if isinstance(servers, list) else [])) if u}
+    if listed - {used}:
+        found.append(violation("servers", "servers-ignored"))
+    return found

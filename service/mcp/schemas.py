@@ -136,6 +136,9 @@ IMPORT = {
                   "description": "false: a preview that writes nothing. true: write the drafts."},
         "update_existing": {"type": "boolean", "default": False,
                             "description": "A tool that already exists gets a new draft instead of being refused."},
+        "requires_approval": {"type": "object", "additionalProperties": {"type": "boolean"},
+                              "description": 'The person\'s choice, by operationId or "METHOD /path", of whether '
+                                             "each call waits for their approval, in place of the importer's."},
     },
     "additionalProperties": False,
 }

@@ -201,10 +201,12 @@ TOOLS: tuple[AgentTool, ...] = (
         "drafts, one tool per operation. By default it is a preview that writes nothing: each operation comes back "
         "ready (with the definition it would become), refused (with every rule it breaks, in the platform's "
         "sentences) or skipped, and not_carried lists the optional parts a tool cannot send (headers, cookies, "
-        "nested objects, the operation's own auth). Name subject_parameter (such as userId) to make the tools that "
+        "nested objects, the operation's own auth), and approval says whether each call would wait for the person's "
+        "approval and why (as GPT Actions decides: x-openai-isConsequential, else GET reads freely and every other "
+        "method waits). Name subject_parameter (such as userId) to make the tools that "
         "take it per-user. Call again with apply true, and operations to choose, to write the drafts. Importing "
         "never publishes, and a name already taken is refused unless update_existing asks for a new draft, which "
-        "keeps the tool's approval and entitlement where the document does not say (each listed in kept).",
+        "keeps the person's approval choice and the entitlement (each listed in kept).",
         schemas.IMPORT, _import_openapi, WRITE_DRAFTS, read_only=False, strict=False),
     AgentTool(
         "list_projects", "List projects",

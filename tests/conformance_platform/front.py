@@ -162,11 +162,14 @@ class Front:
         return None
 
     def bend_import_request(self, incoming: Incoming, body: dict[str, Any]) -> None:
-        """An import that writes on a preview, or forgets which parameter names the person."""
+        """An import that writes on a preview, forgets which parameter names the person, or makes only an operation
+        marked x-openai-isConsequential: true wait for approval (the rule before GPT Actions')."""
         if self.on("import-preview-writes"):
             body = {**body, "apply": True}
         if self.on("import-ignores-subject"):
             body = {k: v for k, v in body.items() if k != "subject_parameter"}
+        if self.on("import-approves-only-marked"):
+            body = {**body, "requires_approval": only_marked(body.get("document"))}
         incoming.body = json.dumps(body).encode()
 
     def bend_import(self, incoming: Incoming, outgoing: Outgoing) -> Outgoing:
@@ -397,3 +400,14 @@ class Front:
             outgoing = Outgoing(outgoing.status, passable({k: v for k, v in outgoing.headers.items()
                                                            if k.lower() != "cache-control"}), outgoing.body)
         return outgoing.with_json({**answer, "keys": keys})
+
+
+def only_marked(document: Any) -> dict[str, bool]:
+    """Each operation of a kit's (JSON) document by operationId → whether it is marked consequential: true."""
+    try:
+        paths = json.loads(document).get("paths") or {}
+    except (TypeError, ValueError, AttributeError):
+        return {}
+    return {op["operationId"]: op.get("x-openai-isConsequential") is True
+            for item in paths.values() if isinstance(item, dict)
+            for op in item.values() if isinstance(op, dict) and isinstance(op.get("operationId"), str)}

@@ -115,7 +115,7 @@ MODES = [
          back={"sequential": True}),
     Mode("import", area("import"), front={
         "import-preview-writes": True, "import-ignores-subject": True, "import-reads-anything": True,
-        "import-silences": True, "import-publishes": True}),
+        "import-silences": True, "import-publishes": True, "import-approves-only-marked": True}),
     Mode("approval", area("approval"), front={
         "send-at-once": "_approval_held$", "decline-approves": "_approval_declined$",
         "decisions-succeed": "_approval_(replay|expired)$", "decide-anywhere": "_approval_other_(subject|conversation)$",

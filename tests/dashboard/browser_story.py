@@ -45,6 +45,16 @@ TOOL = "search_orders"
 #: The project whose extra tools fill more than one page of the Tools screen (seeded by test_browser.py).
 CATALOG = "catalog"
 
+#: The document the story previews on the import page: an operation that reads and one that deletes.
+IMPORTED = """openapi: 3.0.3
+info: {title: Orders, version: "1"}
+servers: [{url: "https://api.shop.example.com"}]
+paths:
+  /orders/{id}:
+    parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+    get: {operationId: showOrder, summary: Show one order with everything the shop knows of it, responses: {"200": {description: ok}}}
+    delete: {operationId: cancelOrder, summary: Cancel an order, responses: {"200": {description: ok}}}
+"""
 #: The rows of a long table axe leaves out: all but the first five, which show every kind of cell the rest do.
 REPEATED_ROWS = "table.tools tbody tr:nth-child(n+6)"
 #: The screens whose narrow layout is one of their own, which axe checks at 390 px too.
@@ -454,6 +464,26 @@ class Story:
         return {"searched": searched, "by_draft": {"names": self._tool_names(),
                                                    "sorted": page.get_attribute("th[aria-sort]", "aria-sort")}}
 
+    def import_screen(self):
+        """The import page previewing a document: the width it uses at 1280 px, and its table at 390 px."""
+        page = self.page
+        page.goto(self.url("/tools/new/import"))
+        page.fill("#f-document", IMPORTED)
+        page.click("button:has-text('Preview')")
+        page.wait_for_selector("#operations")
+        main = page.evaluate("document.querySelector('main').clientWidth")
+        seen = {"document_width": page.evaluate("document.querySelector('#f-document').offsetWidth"), "main": main,
+                "approval_ticked": page.locator("input[name=approval]:checked").evaluate_all(
+                    "es => es.map(e => e.value)")}
+        self.axe("import")
+        page.set_viewport_size(PHONE)
+        seen["phone_overflow"] = page.evaluate(OVERFLOW)
+        seen["phone_off_screen"] = page.evaluate(OFF_SCREEN, "table.import tbody td, table.import tbody th")
+        seen["phone_status_visible"] = page.locator("#op-1 td[data-label=Status]").is_visible()
+        self.axe("import", page)
+        page.set_viewport_size(WIDE)
+        return seen
+
     def _tool_names(self) -> list[str]:
         return self.page.locator("table.tools tbody th").all_inner_texts()
 
@@ -501,7 +531,7 @@ class Story:
 STEPS = ["signin_page", "signin", "register_refused", "register", "invalid_save", "invalid_save_checked",
          "fix_and_save", "unsaved_warning", "publish", "read_only", "new_draft", "project", "project_publish",
          "playground", "playground_checked", "call_log", "agent", "agent_publish", "tools_screen",
-         "tools_screen_checked", "tools_search", "error_page", "phone", "phone_calls_and_keyboard"]
+         "tools_screen_checked", "tools_search", "error_page", "import_screen", "phone", "phone_calls_and_keyboard"]
 
 
 def main() -> int:

@@ -352,6 +352,14 @@ def test_a_url_no_page_has_shows_the_dashboards_error_page(story):
     assert story["error_page"] == {"status": 404, "type": "text/html", "h1": "Not found"}
 
 
+def test_the_import_page_uses_the_width_and_keeps_the_status_on_a_phone(story):
+    seen = story["import_screen"]
+    assert seen["document_width"] >= seen["main"] * 0.9  # the document's box spans the page at 1280 px
+    assert seen["approval_ticked"] == ["DELETE /orders/{id}"]  # the importer's choice: a delete asks
+    assert seen["phone_overflow"] == 0 and seen["phone_off_screen"] == []
+    assert seen["phone_status_visible"] is True
+
+
 def test_it_works_at_phone_width(story):
     seen = story["phone"]
     assert set(seen["overflow"]) == {"/tools", f"/tools/{TOOL}/draft", "/projects/shop"}
@@ -374,7 +382,8 @@ def test_the_calls_fold_their_filters_at_phone_width_and_it_works_by_keyboard(st
 AXE_SCREENS = {f"{screen} at {width} px" for screen, widths in {
     "sign-in": [1280], "tools": [1280, 390], "register, refused": [1280], "editor, refused save": [1280, 390],
     "published version": [1280], "project": [1280], "project publish confirmation": [1280],
-    "playground, results": [1280, 390], "calls": [1280, 390], "compare": [390], "error page": [1280]}.items()
+    "playground, results": [1280, 390], "calls": [1280, 390], "compare": [390], "error page": [1280],
+    "import": [1280, 390]}.items()
     for width in widths}
 
 

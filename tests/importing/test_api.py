@@ -1,6 +1,7 @@
 """POST /v1/tools/import: preview, apply as drafts in one transaction with one audit record, never publish."""
 import pytest
 
+from service.catalogue import RULES
 from service.database import db
 from service.http import app_config
 from service.records import audit
@@ -21,8 +22,8 @@ def test_apply_writes_each_ready_operation_as_a_draft_and_never_publishes(import
         assert tool["versions"] == [] and tool["draft"]["revision"] == 1
         created = next(op for op in ops.values() if op["tool"] == name)["definition"]
         registration = {k: v for k, v in created.items() if k not in ("display_name", "project")}
-        assert tool["draft"]["definition"] == {**registration, "runs_at_session_start": False, "requires_approval": False,
-                                               "required_entitlement": None}
+        assert tool["draft"]["definition"] == {"requires_approval": False, **registration,
+                                               "runs_at_session_start": False, "required_entitlement": None}
         assert tool["display_name"] == created["display_name"]
 
 
@@ -148,7 +149,9 @@ def test_a_document_that_cannot_be_read_is_a_422_on_document(importer):
 def test_the_answer_names_the_document_and_its_server(importer):
     body = importer.post(document=COMMERCE).get_json()
     assert body["document"] == {"openapi": "3.1.0", "title": "Corner Shop Commerce API", "version": "2025-05",
-                                "server": "https://api.cornershop.example/v2"}
+                                "server": "https://api.cornershop.example/v2", "notes": [
+                                    {"field": "security", "rule": "auth-not-carried",
+                                     "message": RULES["auth-not-carried"]}]}
 
 
 def test_the_openapi_document_describes_the_route(api):
@@ -157,7 +160,7 @@ def test_the_openapi_document_describes_the_route(api):
     assert set(route["responses"]) >= {"200", "422"}
     body = spec["components"]["schemas"]["Import"]["properties"]
     assert set(body) == {"document", "url", "server", "subject_parameter", "project", "operations", "apply",
-                         "update_existing"}
+                         "update_existing", "requires_approval"}
 
 
 def test_a_tool_named_import_is_still_read_at_its_own_address(api):

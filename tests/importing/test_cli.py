@@ -94,7 +94,7 @@ def test_a_dry_run_re_import_says_what_it_keeps_of_the_existing_tool(tmp_path):
     database = migrated_sqlite(tmp_path / "import.db")
     marked, unmarked = tmp_path / "marked.yaml", tmp_path / "unmarked.yaml"
     marked.write_text(shop("true"))
-    unmarked.write_text(shop())
+    unmarked.write_text(shop("false"))  # marked false: the person's approval differs, and is kept
     subprocess.run([sys.executable, "-c", PUBLISHED, database, str(marked)], check=True, timeout=60,
                    env={**os.environ, "TOOLGATE_SECRET_KEY": "cli-import-test"})
 

@@ -41,6 +41,8 @@ def test_a_pasted_document_is_previewed_then_the_ticked_operations_imported(serv
     assert list(table) == ["GET /pets", "POST /pets", "GET /pets/{petId}", "PUT /pets/{petId}",
                            "DELETE /pets/{petId}", "HEAD /pets/{petId}"]
     assert "Ready" in table["GET /pets"]
+    assert RULES["auth-not-carried"] in preview.text_of("document-notes")  # said once, above the operations
+    assert not any(RULES["auth-not-carried"] in row for row in table.values())
     assert "Not carried:" in table["GET /pets"]
     assert "header.X-Request-Id: A header parameter is not carried" in table["GET /pets"]
     assert "Skipped" in table["HEAD /pets/{petId}"]
@@ -111,8 +113,31 @@ def test_a_re_import_shows_what_it_keeps_of_the_existing_tool(service, admin):
     assert service.api("POST", "/v1/tools", json=definition).status_code == 201
     assert service.api("POST", "/v1/tools/placeOrder/publish").status_code == 201
     admin.get(PAGE)
-    page = admin.post(PAGE, {"document": shop(), "op": "preview", "update_existing": "on"})
+    page = admin.post(PAGE, {"document": shop("false"), "op": "preview", "update_existing": "on"})
     assert page.status == 200
     row = rows(page)["POST /orders"]
     assert "(new draft)" in row and "Kept from the existing tool:" in row
     assert f"requires_approval: {RULES['approval-kept']}" in row
+
+
+def approval_ticked(page: Page) -> list[str]:
+    return re.findall(r'name="approval" value="([^"]+)" id="op-\d+-approval"[^>]*checked', page.text)
+
+
+def test_the_preview_shows_each_approval_and_the_person_changes_it_before_importing(service, admin):
+    admin.get(PAGE)
+    preview = admin.post(PAGE, {"document": document("petstore.yaml"), "op": "preview"})
+    # The importer's choice, as GPT Actions makes it: a GET goes out on its own, every other method asks.
+    assert approval_ticked(preview) == ["POST /pets", "PUT /pets/{petId}", "DELETE /pets/{petId}"]
+    assert RULES["approval-by-method"] in rows(preview)["DELETE /pets/{petId}"]
+    assert RULES["approval-reading-method"] in rows(preview)["GET /pets"]
+
+    # The person unticks DELETE's box and ticks GET's, then imports both.
+    done = admin.post(PAGE, [("document", document("petstore.yaml")), ("op", "import"),
+                             ("operation", "GET /pets"), ("operation", "DELETE /pets/{petId}"),
+                             ("approval", "GET /pets")])
+    assert done.status == 200
+    definition = {name: service.api("GET", f"/v1/tools/{name}").json()["draft"]["definition"]
+                  for name in ("listPets", "deletePet")}
+    assert (definition["listPets"]["requires_approval"], definition["deletePet"]["requires_approval"]) == (
+        True, False)

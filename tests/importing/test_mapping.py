@@ -4,6 +4,7 @@ import json
 import pytest
 
 from service import limits
+from service.catalogue import RULES
 from tests.importing.conftest import document, rules, written
 
 PETSTORE = document("petstore.yaml")
@@ -28,11 +29,11 @@ def test_the_pet_store_maps_operation_by_operation(importer):
             {"name": "status", "type": "string", "location": "query", "required": False,
              "description": 'Where the pet is in the adoption process. One of: "available", "pending", "sold".'},
         ]}
-    # Nothing left out silently: the header, the query array and the API key are each reported.
+    # Nothing left out silently: the header and the query array are each reported (the API key once, for the
+    # whole document: test_document_level_notes_are_said_once).
     assert rules(ops["GET /pets"], "not_carried") == [
-        ("header.X-Request-Id", "header-not-carried"), ("security", "auth-not-carried"),
-        ("query.tags", "type-location-mismatch")]
-    assert ops["GET /pets"]["not_carried"][2]["message"] == "This type cannot ride in that location."
+        ("header.X-Request-Id", "header-not-carried"), ("query.tags", "type-location-mismatch")]
+    assert ops["GET /pets"]["not_carried"][1]["message"] == "This type cannot ride in that location."
     assert ops["GET /pets"]["action"] == "register" and ops["GET /pets"]["errors"] == []
 
 
@@ -147,6 +148,8 @@ def test_what_the_spec_cannot_express_is_refused_or_reported(importer):
     assert rules(ops["PUT /invoices/{invoiceId}/pdf"]) == [("body", "body-not-json")]
     note = ops["POST /invoices/{invoiceId}/notes"]
     assert (note["status"], rules(note, "not_carried")) == ("ready", [("body", "body-not-json")])
+    assert note["partial"] == [{"field": "body", "rule": "body-not-json", "message": RULES["body-not-json"]}]
+    assert listing["partial"] == create["partial"] == []  # refused: nothing to mark
     assert rules(ops["GET /customers/{customer-id}"]) == [
         ("parameters[0].name (path.customer-id)", "parameter-name-format")]
     assert rules(ops["GET /customers"]) == [("description", "description-required")]
@@ -191,8 +194,22 @@ def test_a_choice_that_matches_no_operation_is_refused(importer):
     response = importer.post(document=document_with({"/a": {"get": operation("one")}}),
                              operations=["one", "DELETE /a", "nope"])
     assert response.status_code == 422
-    assert [(e["field"], e["rule"]) for e in response.get_json()["errors"]] == [
+    body = response.get_json()
+    assert (body["code"], body["message"]) == ("operation-unknown", RULES["operation-unknown"])
+    assert [(e["field"], e["rule"]) for e in body["errors"]] == [
         ("operations[1]", "operation-unknown"), ("operations[2]", "operation-unknown")]
+
+
+def test_an_operation_id_is_chosen_as_written_whatever_its_characters(importer):
+    # petstore-expanded's ids have spaces; one of them reads like a method and a path.
+    text = document_with({"/pets/all": {"get": operation("find pet by id"), "delete": operation("delete /pets")},
+                          "/pets": {"get": operation("findPets")}})
+    ops = importer.preview(text, operations=["find pet by id", "delete /pets", "get /pets"])
+    assert {k: op["status"] for k, op in ops.items()} == {
+        "GET /pets/all": "ready", "DELETE /pets/all": "ready", "GET /pets": "ready"}
+    response = importer.post(document=text, operations=["Find pet by id", "find  pet by id"])
+    assert (response.status_code, response.get_json()["code"]) == (422, "operation-unknown")
+    assert [e["field"] for e in response.get_json()["errors"]] == ["operations[0]", "operations[1]"]
 
 
 def test_a_long_description_is_cut_to_the_limit(importer):
@@ -264,3 +281,132 @@ def test_a_consequential_mark_that_is_not_a_boolean_refuses_the_operation(import
     cancel = importer.preview(CONSEQUENTIAL)["DELETE /orders/{id}"]
     assert (cancel["status"], rules(cancel)) == ("refused", [("x-openai-isConsequential", "field-type")])
     assert cancel["errors"][0]["message"] == "This field has the wrong type."
+
+
+BY_METHOD = """
+openapi: 3.0.3
+info: {title: Orders, version: "1"}
+servers: [{url: "https://api.shop.example.com"}]
+paths:
+  /orders:
+    get: {operationId: listOrders, summary: List orders, responses: {"200": {description: ok}}}
+    post: {operationId: placeOrder, summary: Place an order, responses: {"200": {description: ok}}}
+  /orders/{id}:
+    parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+    get: {operationId: exportOrder, summary: Export, x-openai-isConsequential: true,
+          responses: {"200": {description: ok}}}
+    put: {operationId: updateOrder, summary: Update, responses: {"200": {description: ok}}}
+    patch: {operationId: noteOrder, summary: Note, responses: {"200": {description: ok}}}
+    delete: {operationId: cancelOrder, summary: Cancel, x-openai-isConsequential: false,
+             responses: {"200": {description: ok}}}
+"""
+
+
+def test_approval_follows_gpt_actions_and_the_preview_says_why(importer, api):
+    ops = {op["operation_id"]: op for op in importer.preview(BY_METHOD).values()}
+    expected = {"listOrders": (False, "approval-reading-method"), "placeOrder": (True, "approval-by-method"),
+                "exportOrder": (True, "approval-marked"), "updateOrder": (True, "approval-by-method"),
+                "noteOrder": (True, "approval-by-method"), "cancelOrder": (False, "approval-marked-off")}
+    for name, (required, rule) in expected.items():
+        assert ops[name]["status"] == "ready", name
+        assert ops[name]["approval"] == {"required": required, "rule": rule, "why": RULES[rule]}, name
+        assert ops[name]["definition"].get("requires_approval", False) is required, name
+
+    importer.apply(BY_METHOD)
+    drafts = {name: api("GET", f"/v1/tools/{name}").get_json()["draft"]["definition"] for name in expected}
+    assert {name: d["requires_approval"] for name, d in drafts.items()} == {
+        name: required for name, (required, _) in expected.items()}
+
+
+def test_the_person_may_choose_the_approval_of_each_operation_in_the_request(importer, api):
+    ops = importer.apply(BY_METHOD, requires_approval={"DELETE /orders/{id}": True, "placeOrder": False})
+    assert ops["DELETE /orders/{id}"]["approval"]["rule"] == ops["POST /orders"]["approval"]["rule"] == (
+        "approval-chosen")
+    assert api("GET", "/v1/tools/cancelOrder").get_json()["draft"]["definition"]["requires_approval"] is True
+    assert api("GET", "/v1/tools/placeOrder").get_json()["draft"]["definition"]["requires_approval"] is False
+    assert api("GET", "/v1/tools/updateOrder").get_json()["draft"]["definition"]["requires_approval"] is True
+
+
+@pytest.mark.parametrize("choice, field", [({"nothing": True}, "requires_approval.nothing"),
+                                           ({"placeOrder": "yes"}, "requires_approval"),
+                                           (["placeOrder"], "requires_approval")])
+def test_an_approval_choice_that_does_not_fit_is_refused_and_nothing_is_written(importer, api, choice, field):
+    response = importer.post(document=BY_METHOD, apply=True, requires_approval=choice)
+    assert response.status_code == 422
+    assert [e["field"] for e in response.get_json()["errors"]] == [field]
+    assert api("GET", "/v1/tools").get_json()["tools"] == []
+
+
+LOST_BODIES = """
+openapi: 3.0.3
+info: {title: Lost bodies, version: "1"}
+servers: [{url: "https://api.example.com"}]
+paths:
+  /pet/{petId}/uploadImage:
+    post:
+      operationId: uploadFile
+      summary: uploads an image
+      parameters: [{name: petId, in: path, required: true, schema: {type: integer}}]
+      requestBody: {content: {application/octet-stream: {schema: {type: string, format: binary}}}}
+      responses: {"200": {description: ok}}
+  /user/createWithList:
+    post:
+      operationId: createUsersWithListInput
+      summary: Creates list of users with given input array
+      requestBody: {content: {application/json: {schema: {type: array, items: {type: object}}}}}
+      responses: {"200": {description: ok}}
+  /{dataset}/{version}/records:
+    post:
+      operationId: perform_search
+      summary: Provides search capability for the data set
+      parameters:
+        - {name: dataset, in: path, required: true, schema: {type: string}}
+        - {name: version, in: path, required: true, schema: {type: string}}
+      requestBody:
+        content:
+          application/x-www-form-urlencoded:
+            schema:
+              type: object
+              required: [criteria]
+              properties: {criteria: {type: string}, start: {type: integer}}
+      responses: {"200": {description: ok}}
+"""
+
+
+def test_a_lost_body_is_marked_partial_and_one_with_required_fields_refuses_the_operation(importer):
+    ops = {op["operation_id"]: op for op in importer.preview(LOST_BODIES).values()}
+    upload, users, search = ops["uploadFile"], ops["createUsersWithListInput"], ops["perform_search"]
+    assert (upload["status"], rules(upload, "partial")) == ("ready", [("body", "body-not-json")])
+    assert upload["partial"][0]["message"] == RULES["body-not-json"]
+    assert (users["status"], rules(users, "partial")) == ("ready", [("body", "body-not-object")])
+    assert users["partial"][0]["message"] == RULES["body-not-object"]
+    assert (search["status"], rules(search)) == ("refused", [("body", "body-not-json"),
+                                                             ("body.criteria", "body-field-required")])
+    assert search["errors"][1]["message"] == RULES["body-field-required"]
+    assert search["partial"] == []
+
+
+def test_document_level_notes_are_said_once_above_the_operations(importer):
+    answer = importer.post(document=PETSTORE).get_json()
+    assert [(n["field"], n["rule"]) for n in answer["document"]["notes"]] == [
+        ("security", "auth-not-carried"), ("servers", "servers-ignored")]
+    assert answer["document"]["notes"][0]["message"] == RULES["auth-not-carried"]
+    assert all(v["rule"] != "auth-not-carried" for op in answer["operations"] for v in op["not_carried"])
+    # Only the operations chosen count: one without credentials of its own says nothing of them.
+    text = document_with({"/a": {"get": operation("one")}})
+    assert importer.post(document=text).get_json()["document"]["notes"] == []
+
+
+@pytest.mark.parametrize("summary, name", [
+    ("Find pet by ID.", "Find pet by ID"),
+    ("Wait...", "Wait..."),
+    ("Returns  the\n list", "Returns the list"),
+    ("Searches the patent applications of the data set by any of the fields it holds, and more",
+     "Searches the patent applications of the data set by any of…"),
+    ("A" * 70, "A" * 59 + "…"),
+])
+def test_a_display_name_is_the_summary_without_added_punctuation_within_a_sane_length(importer, summary, name):
+    op = importer.preview(document_with({"/a": {"get": operation("one", summary=summary)}}))["GET /a"]
+    assert op["definition"]["display_name"] == name
+    assert len(name) <= limits.MAX_IMPORTED_DISPLAY_NAME_CHARS
+    assert summary.strip() in op["definition"]["description"]  # the whole summary stays for the model

@@ -11,7 +11,7 @@ def test_an_agent_previews_then_imports_drafts_and_publishes_nothing(service):
     tool = next(t for t in listed if t["name"] == "import_openapi")
     assert tool["annotations"]["readOnlyHint"] is False
     assert set(tool["inputSchema"]["properties"]) == {"document", "url", "server", "subject_parameter", "project",
-                                                      "operations", "apply", "update_existing"}
+                                                      "operations", "apply", "update_existing", "requires_approval"}
 
     arguments = {"document": document("commerce.json"), "subject_parameter": "userId"}
     preview = mcp.call_tool(session, "import_openapi", arguments)
@@ -36,3 +36,21 @@ def test_a_document_that_cannot_be_read_is_an_error_result_with_the_field(servic
     assert result["structuredContent"]["errors"] == [{
         "field": "document", "rule": "swagger-unsupported",
         "message": "Swagger 2.0 is not supported: convert the document to OpenAPI 3.0 or 3.1 and import that."}]
+
+
+def test_an_agent_chooses_an_operation_by_an_id_with_spaces_and_an_unknown_one_is_said_about_the_choice(service):
+    text = document("commerce.json").replace('"operationId": "get_orders"', '"operationId": "get my orders"')
+    assert "get my orders" in text
+    mcp = RawMcp(service)
+    session = mcp.initialize()
+    applied = mcp.call_tool(session, "import_openapi", {"document": text, "subject_parameter": "userId",
+                                                         "operations": ["get my orders"], "apply": True})
+    assert [op["tool"] for op in applied["structuredContent"]["operations"] if op["status"] == "created"] == [
+        "get_my_orders"]
+
+    unknown = mcp.call_tool(session, "import_openapi", {"document": text, "operations": ["get_orders"]})
+    assert unknown["isError"] is True
+    assert unknown["structuredContent"]["code"] == "operation-unknown"
+    assert unknown["structuredContent"]["errors"] == [{
+        "field": "operations[0]", "rule": "operation-unknown",
+        "message": "No operation of the document has this operationId, or this method and path."}]

@@ -35,28 +35,37 @@ def draft(api) -> dict:
     return api("GET", "/v1/tools/placeOrder").get_json()["draft"]["definition"]
 
 
-def test_a_document_that_does_not_say_keeps_the_approval_and_the_entitlement_and_the_preview_says_so(importer, api):
-    published(api, requires_approval=True, required_entitlement="orders:write")
+KEPT_APPROVAL_OFF = {"field": "requires_approval", "rule": "approval-off-kept", "message": RULES["approval-off-kept"]}
 
-    preview = importer.preview(shop(), update_existing=True)["POST /orders"]
+
+@pytest.mark.parametrize("mark, chosen, kept", [("", False, KEPT_APPROVAL_OFF), ("true", False, KEPT_APPROVAL_OFF),
+                                                ("false", True, KEPT_APPROVAL)])
+def test_the_persons_approval_choice_is_kept_with_the_entitlement_and_the_preview_says_so(importer, api, mark, chosen,
+                                                                                         kept):
+    # The latest version differs from what the import sets (a POST waits for approval unless marked false): a
+    # person chose it, and a re-import keeps it.
+    published(api, requires_approval=chosen, required_entitlement="orders:write")
+
+    preview = importer.preview(shop(mark), update_existing=True)["POST /orders"]
 
     assert (preview["status"], preview["action"]) == ("ready", "new-draft")
-    assert preview["kept"] == [KEPT_APPROVAL, KEPT_ENTITLEMENT]
+    assert preview["kept"] == [kept, KEPT_ENTITLEMENT]
+    assert preview["approval"] == {"required": chosen, "rule": kept["rule"], "why": kept["message"]}
     assert (preview["definition"]["requires_approval"], preview["definition"]["required_entitlement"]) == (
-        True, "orders:write")
+        chosen, "orders:write")
     assert api("GET", "/v1/tools/placeOrder").get_json()["draft"] is None  # a preview writes nothing
 
-    applied = importer.apply(shop(), update_existing=True)["POST /orders"]
+    applied = importer.apply(shop(mark), update_existing=True)["POST /orders"]
 
-    assert (applied["status"], applied["kept"]) == ("created", [KEPT_APPROVAL, KEPT_ENTITLEMENT])
+    assert (applied["status"], applied["kept"]) == ("created", [kept, KEPT_ENTITLEMENT])
     written = draft(api)
-    assert (written["requires_approval"], written["required_entitlement"]) == (True, "orders:write")
+    assert (written["requires_approval"], written["required_entitlement"]) == (chosen, "orders:write")
     assert written["description"] == "Place an order"  # the rest is the document's
 
 
-@pytest.mark.parametrize("mark, approval", [("false", False), ("true", True)])
-def test_a_document_that_says_decides_the_approval_and_still_keeps_the_entitlement(importer, api, mark, approval):
-    published(api, requires_approval=not approval, required_entitlement="orders:write")
+@pytest.mark.parametrize("mark, approval", [("", True), ("false", False), ("true", True)])
+def test_an_approval_as_the_import_sets_it_is_not_a_choice_to_keep(importer, api, mark, approval):
+    published(api, requires_approval=approval, required_entitlement="orders:write")
 
     applied = importer.apply(shop(mark), update_existing=True)["POST /orders"]
 
@@ -66,16 +75,26 @@ def test_a_document_that_says_decides_the_approval_and_still_keeps_the_entitleme
     assert (written["requires_approval"], written["required_entitlement"]) == (approval, "orders:write")
 
 
-def test_nothing_is_kept_from_an_ordinary_tool_nor_for_a_new_one(importer, api):
+def test_a_choice_made_in_the_import_itself_replaces_the_kept_one(importer, api):
+    published(api, requires_approval=False)
+
+    applied = importer.apply(shop(), update_existing=True, requires_approval={"placeOrder": True})["POST /orders"]
+
+    assert (applied["status"], applied["kept"]) == ("created", [])
+    assert applied["approval"] == {"required": True, "rule": "approval-chosen", "why": RULES["approval-chosen"]}
+    assert draft(api)["requires_approval"] is True
+
+
+def test_nothing_is_kept_from_a_tool_as_the_import_makes_it_nor_for_a_new_one(importer, api):
     fresh = importer.preview(shop())["POST /orders"]
     assert (fresh["action"], fresh["kept"]) == ("register", [])
-    published(api)
+    published(api, requires_approval=True)
 
     applied = importer.apply(shop(), update_existing=True)["POST /orders"]
 
     assert (applied["status"], applied["kept"], rules(applied)) == ("created", [], [])
     written = draft(api)
-    assert (written["requires_approval"], written["required_entitlement"]) == (False, None)
+    assert (written["requires_approval"], written["required_entitlement"]) == (True, None)
 
 
 def test_a_refused_re_import_keeps_nothing_and_writes_nothing(importer, api):

@@ -138,6 +138,18 @@ def test_the_demo_script_talks_about_orders():
         assert "scripted model" in hello["content"]
 
 
+def test_the_demo_script_does_what_its_own_offer_says():
+    with scripted_model(DEMO_SCRIPT) as model:
+        hello = ask(model, "hello").json()["choices"][0]["message"]["content"]
+        offer = re.search(r"or to (add oat milk to your cart)", hello)
+        assert offer, hello
+        calls = ask(model, offer.group(1)).json()["choices"][0]["message"]["tool_calls"]
+        assert [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in calls] == [
+            ("add_to_cart", {"product_ids": ["p1"]})]  # p1 is the shop's oat milk
+        products = ask(model, "Do you have milk?").json()["choices"][0]["message"]["tool_calls"]
+        assert {c["function"]["name"] for c in products} == {"search_products"}
+
+
 def test_the_command_line_serves_a_script_file(tmp_path):
     script = tmp_path / "script.json"
     script.write_text(json.dumps([[{"text": "from a file"}]]))

@@ -12,7 +12,7 @@ from typing import Any
 from conformance.case import Check, Verdict
 from conformance.platform.cases.lifecycle import draft_definition, versions
 from conformance.platform.client import PlatformTarget, Reply, brief, echoed
-from conformance.platform.suite import SUITE, contract, defining
+from conformance.platform.suite import SUITE, approvals, contract, defining
 
 NEEDS_AGENT_KEY = "this case needs --agent-key, an agent API key of the same organization"
 
@@ -230,4 +230,46 @@ def unreadable_refused(target: PlatformTarget) -> Verdict:
         check.equal(f"importing {what}", 422, reply.status)
         check.equal(f"the field refused for {what}", ["document"], [v.get("field") for v in reply.violations()])
     check.equal("the tool the documents name", 404, target.api("GET", f"/v1/tools/{name}").status)
+    return check.verdict()
+
+
+@SUITE.case(
+    "import/approval-default",
+    title="An imported operation requires approval as GPT Actions decides, and the preview says so",
+    requirement="With no x-openai-isConsequential, a GET is imported as an ordinary tool and a POST or DELETE as "
+                "one whose calls wait for the person's approval; the mark, where present, decides either way (a "
+                "GET marked true waits, a DELETE marked false does not). The preview gives each operation's "
+                "approval with a reason, as the drafts are then written.",
+    spec=(approvals("Imported from an OpenAPI document, an operation requires approval as GPT Actions decides: "
+                    "`x-openai-isConsequential` where the operation has it, true or false, on any method; else not "
+                    "for GET and HEAD, and so for every other method."),
+          approvals("The import's preview says which for each operation, and why, before anything is written."),
+          contract("An operation's `requires_approval` follows GPT Actions")),
+)
+def approval_default(target: PlatformTarget) -> Verdict:
+    names = {part: target.name("import_approval", part) for part in ("get", "post", "delete", "get_marked",
+                                                                      "delete_marked")}
+    mark = "x-openai-isConsequential"
+    text = document(target.mock(names["get"], "echo"), {
+        "/orders": {"get": operation(names["get"]), "post": operation(names["post"])},
+        "/orders/{id}": {"parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}],
+                         "delete": operation(names["delete"])},
+        "/exports": {"get": operation(names["get_marked"], **{mark: True})},
+        "/carts": {"delete": operation(names["delete_marked"], **{mark: False})},
+    })
+    expected = {"get": False, "post": True, "delete": True, "get_marked": True, "delete_marked": False}
+    check = Check()
+    reply, preview = imported(target, {"document": text})
+    check.equal("the preview's status", 200, reply.status)
+    for part, required in expected.items():
+        approval = (preview.get(names[part]) or {}).get("approval") or {}
+        check.equal(f"the preview's approval of {part.replace('_', ' ')}", required, approval.get("required"))
+        check.expect(isinstance(approval.get("why"), str) and bool(approval.get("why")),
+                     f"why the preview gives for {part.replace('_', ' ')}", "a sentence", approval.get("why"))
+    _, applied = imported(target, {"document": text, "apply": True})
+    for part, required in expected.items():
+        check.equal(f"{part.replace('_', ' ')} when applied", "created", status_of(applied.get(names[part])))
+        view = target.api("GET", f"/v1/tools/{names[part]}")
+        check.equal(f"the draft's requires_approval for {part.replace('_', ' ')}", required,
+                    draft_definition(view.body or {}).get("requires_approval"))
     return check.verdict()

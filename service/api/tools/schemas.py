@@ -95,6 +95,17 @@ class ImportSchema(Schema):
                                                                         "written. true: write the drafts."})
     update_existing = fields.Boolean(load_default=False, metadata={
         "description": "A tool that exists gets a new draft from the import instead of being refused as taken."})
+    requires_approval = fields.Dict(keys=fields.String(), values=fields.Boolean(), metadata={
+        "description": 'The person\'s choice, by operationId or "METHOD /path", of whether each call waits for '
+                       "their approval, in place of the importer's."})
+
+
+class ImportedApprovalSchema(Schema):
+    required = fields.Boolean()
+    rule = fields.String(metadata={"description": "approval-by-method, approval-reading-method, approval-marked, "
+                                                  "approval-marked-off, approval-chosen, approval-kept or "
+                                                  "approval-off-kept."})
+    why = fields.String(metadata={"description": "The rule's sentence."})
 
 
 class ImportedOperationSchema(Schema):
@@ -109,6 +120,12 @@ class ImportedOperationSchema(Schema):
     kept = fields.List(fields.Nested(ViolationSchema), metadata={
         "description": "For a new draft of an existing tool: what it keeps of the latest version because the "
                        "document does not say (requires_approval, required_entitlement), each with the reason."})
+    # Named apart from `partial`, which marshmallow's Schema already uses for partial loading.
+    lost = fields.List(fields.Nested(ViolationSchema), attribute="partial", data_key="partial", metadata={
+        "description": "A ready or created tool that loses the operation's whole request body: what is lost and "
+                       "why. Empty otherwise."})
+    approval = fields.Nested(ImportedApprovalSchema, allow_none=True, metadata={
+        "description": "Whether each call would wait for the person's approval, and why; null when nothing maps."})
     definition = fields.Dict(allow_none=True, metadata={"description": "The registration it becomes."})
 
 
@@ -117,6 +134,9 @@ class ImportedDocumentSchema(Schema):
     title = fields.String(allow_none=True)
     version = fields.String(allow_none=True)
     server = fields.String(allow_none=True)
+    notes = fields.List(fields.Nested(ViolationSchema), metadata={
+        "description": "What holds for the whole document, said once: its credentials are not carried "
+                       "(auth-not-carried), its other servers are not used (servers-ignored)."})
 
 
 class ImportResultSchema(Schema):
