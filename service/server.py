@@ -6,17 +6,16 @@ lives in the top-level `serving` package, which the mock backend shares without 
 """
 from __future__ import annotations
 
-import json
 import logging
 import resource
 import select
 import socket
-from http import HTTPStatus
 from typing import Iterator
 
 from service.errors import busy, request_timeout
 from service.limits import BUSY_RETRY_AFTER_SECONDS
 from serving import Arrival, NoDelayHandler, Server, listen
+from serving.arrival import refusal
 
 #: The server's own lines, under the service's logger: one JSON line each (`service.records.logs` formats them).
 _log = logging.getLogger("service.server")
@@ -214,16 +213,9 @@ def raise_open_files(want: int = OPEN_FILES) -> None:
 ARRIVAL_KEY = "toolgate_arrival"
 
 
-def _refusal(error) -> bytes:
-    """A whole answer, head and body, in the one error shape, for the server to write before any app sees a request."""
-    body = json.dumps(error.to_dict()).encode()
-    retry = f"Retry-After: {error.retry_after}\r\n" if error.retry_after is not None else ""
-    return (f"HTTP/1.1 {error.status} {HTTPStatus(error.status).phrase}\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(body)}\r\n{retry}Connection: close\r\n\r\n").encode() + body
-
-
 #: The service's own words for what its server refuses itself: a head past its deadline, a connection past the cap.
-REFUSALS = {"request-timeout": _refusal(request_timeout()), "busy": _refusal(busy(BUSY_RETRY_AFTER_SECONDS))}
+REFUSALS = {refused.code: refusal(refused.status, refused.to_dict(), refused.retry_after)
+            for refused in (request_timeout(), busy(BUSY_RETRY_AFTER_SECONDS))}
 
 
 def service_server(listener, app, **kwargs) -> Server:

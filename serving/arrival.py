@@ -10,6 +10,7 @@ import contextlib
 import json
 import socket
 from dataclasses import dataclass
+from http import HTTPStatus
 
 from gevent.pywsgi import Input
 from gevent.timeout import Timeout
@@ -51,18 +52,20 @@ class BodyStalled(OSError):
     """A request body went longer than its stall deadline without a byte; the connection cannot be used again."""
 
 
-def _refusal(status: str, code: str, message: str, retry_after: int | None = None) -> bytes:
-    body = json.dumps({"code": code, "message": message, "errors": []}).encode()
+def refusal(status: int, body: dict, retry_after: int | None = None) -> bytes:
+    """A whole answer, head and JSON body, that a server writes itself before any app sees the request, and then
+    closes the connection."""
+    data = json.dumps(body).encode()
     retry = f"Retry-After: {retry_after}\r\n" if retry_after is not None else ""
-    return (f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n{retry}"
-            "Connection: close\r\n\r\n").encode() + body
+    return (f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(data)}\r\n{retry}Connection: close\r\n\r\n").encode() + data
 
 
 #: The answers a server writes itself, before any app sees the request (a server's `refusals` may replace them).
 REFUSALS = {
-    "request-timeout": _refusal("408 Request Timeout", "request-timeout",
-                                "The request did not arrive in time; the connection is closed."),
-    "busy": _refusal("503 Service Unavailable", "busy", "The service is busy; try again shortly.", 1),
+    "request-timeout": refusal(408, {"code": "request-timeout", "errors": [],
+                                     "message": "The request did not arrive in time; the connection is closed."}),
+    "busy": refusal(503, {"code": "busy", "message": "The service is busy; try again shortly.", "errors": []}, 1),
 }
 
 
