@@ -97,6 +97,11 @@ def provider_for(issuer: str, audience: str) -> IdentityProviderRow | None:
                                            IdentityProviderRow.audience == audience)
 
 
+def issuer_trusted(issuer: str) -> bool:
+    """Whether any provider row names `issuer` (only to say why a token was refused, in the log)."""
+    return IdentityProviderRow.select(IdentityProviderRow.id).where(IdentityProviderRow.issuer == issuer).exists()
+
+
 def still_trusted(provider_id: int, revision: int) -> bool:
     """Whether the provider row a session was verified against still stands, unchanged."""
     return IdentityProviderRow.select(IdentityProviderRow.id).where(

@@ -22,7 +22,7 @@ from service.errors import ServiceError
 from service.identity.fetch import Unreadable, discovery_addresses, fetch_json
 from service.identity.key_sets import KeySetCache, ProviderUnavailable, parse_key_set
 from service.identity.rules import ProviderSettings, check_settings, issuer_fits
-from service.identity.store import provider_for, put_provider
+from service.identity.store import issuer_trusted, provider_for, put_provider
 from service.identity.tables import IdentityProviderRow
 from service.identity.tokens import ProviderClaims, ProviderTokenError, peek, verify_access_token
 from service.models import Organization
@@ -108,7 +108,9 @@ def _provider_of(token: str) -> IdentityProviderRow:
         raise ProviderTokenError("untrusted-issuer", "no iss and aud to find a provider by")
     row = provider_for(issuer, audience)
     if row is None:
-        raise ProviderTokenError("untrusted-issuer", "no organization trusts this issuer for this audience")
+        if issuer_trusted(issuer):
+            raise ProviderTokenError("wrong-audience", "this issuer is trusted for other audiences only")
+        raise ProviderTokenError("untrusted-issuer", "no organization trusts this issuer")
     return row
 
 

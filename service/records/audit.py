@@ -47,7 +47,8 @@ ACTIONS = (REGISTER, SAVE, PUBLISH, START_DRAFT, RELABEL, PROJECT_CREATE, PROJEC
 # Objects.
 TOOL, PROJECT, SIGNING_KEY, API_KEY = "tool", "project", "signing-key", "api-key"
 OPENAPI_DOCUMENT = "openapi-document"
-IDENTITY_PROVIDER = "identity-provider"
+#: object_type is at most 16 characters (migration 0003).
+IDENTITY_PROVIDER = "provider"
 OBJECT_TYPES = (TOOL, PROJECT, SIGNING_KEY, API_KEY, OPENAPI_DOCUMENT, IDENTITY_PROVIDER)
 
 

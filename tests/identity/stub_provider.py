@@ -29,9 +29,18 @@ def _public_jwk(key, kid: str, alg: str) -> dict[str, Any]:
 class StubProvider:
     """The provider at `issuer`: `fetches` counts requests by path; `down` makes every request a 503."""
 
-    def __init__(self) -> None:
-        self.rsa = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        self.ec = ec.generate_private_key(ec.SECP256R1())
+    #: Keys made once per run (an RSA key takes a tenth of a second): a test wanting keys of its own rotates one in.
+    _made: dict[str, Any] = {}
+
+    def __init__(self, own_keys: bool = False) -> None:
+        if own_keys or not self._made:
+            made = {"rsa": rsa.generate_private_key(public_exponent=65537, key_size=2048),
+                    "ec": ec.generate_private_key(ec.SECP256R1())}
+            if not self._made:
+                StubProvider._made = made
+        else:
+            made = self._made
+        self.rsa, self.ec = made["rsa"], made["ec"]
         self.keys = {"rsa-1": (self.rsa, "RS256"), "ec-1": (self.ec, "ES256")}
         self.published = ["rsa-1", "ec-1"]
         self.fetches: dict[str, int] = {}

@@ -110,7 +110,7 @@ def test_another_issuer_is_refused(stub):
 
 
 def test_unknown_key_is_refused(stub):
-    other = StubProvider()
+    other = StubProvider(own_keys=True)
     try:
         assert refused(stub, other.token(kid="never-published")) == "unknown-key"
     finally:
@@ -123,7 +123,7 @@ def test_a_token_without_a_kid_is_refused(stub):
 
 
 def test_a_token_signed_by_another_key_under_a_published_kid_is_refused(stub):
-    other = StubProvider()
+    other = StubProvider(own_keys=True)
     try:
         assert refused(stub, other.token(kid="rsa-1")) == "bad-signature"
     finally:
