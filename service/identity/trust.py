@@ -30,7 +30,7 @@ from service.models import Organization
 log = logging.getLogger("service.identity")
 
 #: Seconds a client is told to wait when a provider's keys cannot be read and none are cached.
-RETRY_AFTER_SECONDS = 5
+PROVIDER_RETRY_AFTER_SECONDS = 5
 
 _caches: dict[tuple[str, ...], KeySetCache] = {}
 _caches_lock = threading.Lock()
@@ -134,7 +134,7 @@ def verify_provider_token(token: str, guard: AddressGuard, now: float | None = N
     except ProviderUnavailable:
         log.warning("identity provider keys unavailable", extra={"fields": {"provider": row.name}})
         raise ServiceError(503, "identity-provider-unavailable", "The identity provider's keys cannot be read "
-                           "right now; try again shortly.", retry_after=RETRY_AFTER_SECONDS) from None
+                           "right now; try again shortly.", retry_after=PROVIDER_RETRY_AFTER_SECONDS) from None
     return ProviderSession(row, claims)
 
 
