@@ -21,7 +21,7 @@ from service.dispatch import AddressGuard
 from service.errors import ServiceError
 from service.identity.fetch import Unreadable, discovery_addresses, fetch_json
 from service.identity.key_sets import KeySetCache, ProviderUnavailable, parse_key_set
-from service.identity.rules import ProviderSettings, check_settings, issuer_fits
+from service.identity.rules import check_settings, issuer_fits
 from service.identity.store import issuer_trusted, provider_for, put_provider
 from service.identity.tables import IdentityProviderRow
 from service.identity.tokens import ProviderClaims, ProviderTokenError, peek, verify_access_token
@@ -143,5 +143,23 @@ def log_refusal(error: ProviderTokenError, provider: str | None = None) -> None:
     log.warning("access token refused", extra={"fields": {"reason": error.reason, "provider": provider}})
 
 
-__all__ = ["ProviderSession", "ProviderSettings", "discover", "key_sets", "log_refusal", "trust_provider",
-           "verify_provider_token"]
+
+
+def verify_for_organization(token: str, organization: Organization, guard: AddressGuard) -> ProviderSession:
+    """What `token` maps to among `organization`'s own providers only (the dashboard's test): another
+    organization's provider is not looked at, so a test says nothing of what others trust."""
+    try:
+        _, claims = peek(token)
+        issuer, audience = claims.get("iss"), claims.get("aud")
+        row = IdentityProviderRow.get_or_none(IdentityProviderRow.organization == organization,
+                                              IdentityProviderRow.issuer == issuer,
+                                              IdentityProviderRow.audience == audience) \
+            if isinstance(issuer, str) and isinstance(audience, str) else None
+        if row is None:
+            same_issuer = isinstance(issuer, str) and IdentityProviderRow.select().where(
+                IdentityProviderRow.organization == organization, IdentityProviderRow.issuer == issuer).exists()
+            raise ProviderTokenError("wrong-audience" if same_issuer else "untrusted-issuer")
+    except ProviderTokenError as error:
+        log_refusal(error)
+        raise
+    return verify_provider_token(token, guard, provider=row)
