@@ -24,7 +24,9 @@ blp = Blueprint("identity", __name__, description="The organization's own identi
 
 
 class ProviderRequestSchema(IgnoresUnknownSchema):
-    issuer = fields.String(required=True, metadata={"example": "https://example.eu.auth0.com/"})
+    # No example: the API's fuzzing sends examples, and an issuer is fetched (its discovery document) at once.
+    issuer = fields.String(required=True, metadata={
+        "description": "Exactly as the provider's tokens name it, such as https://example.eu.auth0.com/."})
     audience = fields.String(required=True, metadata={"example": "https://tools.example.com/mcp/projects/shop"})
     subject_claim = fields.String(load_default="sub")
     entitlements_claim = fields.String(load_default="scope")
