@@ -71,18 +71,20 @@ def openid_provider_process() -> Iterator[OpenIdProvider]:
             process.kill()
 
 
-def open_project_mcp_session(service, token: str, project: str):
+def open_project_mcp_session(service, token: str, project: str, org: str = "acme"):
     """`initialize` on the project's MCP server (issue 34's `/mcp/projects/{project}`) with `token` as the Bearer;
-    the HTTP response. Skips, saying why, while the service has no such route: the lead adds the assertions on the
-    session (its instructions, tools/list, a tools/call) once that endpoint is merged beside this one."""
+    the HTTP response. While the service has no such route (asked without a token, it does not answer the contract's
+    401 with `WWW-Authenticate`), the test skips saying so: the lead adds the assertions on the session (its
+    instructions, tools/list, a tools/call) once that endpoint is merged beside this one."""
     import requests
 
-
-    response = requests.post(f"{service.url}/mcp/projects/{project}", timeout=30, json={
+    url = f"{service.url}/mcp/projects/{project}?org={org}"
+    probe = requests.post(url, timeout=30, json={"jsonrpc": "2.0", "id": 0, "method": "ping"})
+    if probe.status_code != 401 or "WWW-Authenticate" not in probe.headers:
+        pytest.skip("the project MCP server (/mcp/projects/{project}, issue 34) is not part of this service yet")
+    assert "resource_metadata=" in probe.headers["WWW-Authenticate"]
+    return requests.post(url, timeout=30, json={
         "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},
             "clientInfo": {"name": "toolgate-identity-test", "version": "1"}}},
         headers={"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"})
-    if response.status_code == 404 and "jsonrpc" not in response.text:
-        pytest.skip("the project MCP server (/mcp/projects/{project}, issue 34) is not part of this service yet")
-    return response
