@@ -129,3 +129,11 @@ def test_a_provider_whose_keys_were_never_read_and_cannot_be_is_a_503(service, s
     answer = service.as_session("POST", "/v1/conversations", shop.token("alice"), json={"project": "shop"})
     assert answer.status_code == 503
     assert answer.headers["Retry-After"] == "5"
+
+
+def test_twenty_tokens_with_unknown_kids_cost_the_provider_at_most_two_key_set_fetches(service, shop):
+    assert shop.key_set_fetches == 1  # read when the provider was added
+    for n in range(20):
+        answer = service.as_session("POST", "/v1/conversations", shop.token(kid=f"forged-{n}"), json={"project": "shop"})
+        assert answer.status_code == 401
+    assert shop.key_set_fetches <= 2
