@@ -26,6 +26,7 @@ from service.identity.store import issuer_trusted, provider_for, put_provider
 from service.identity.tables import IdentityProviderRow
 from service.identity.tokens import ProviderClaims, ProviderTokenError, peek, verify_access_token
 from service.models import Organization
+from service.text import is_text
 
 log = logging.getLogger("service.identity")
 
@@ -104,7 +105,8 @@ def _provider_of(token: str) -> IdentityProviderRow:
     issuer, audience = claims.get("iss"), claims.get("aud")
     if isinstance(audience, list) and len(audience) == 1:
         audience = audience[0]  # found by it; verification still holds `aud` to one value
-    if not isinstance(issuer, str) or not isinstance(audience, str) or len(issuer) > 512 or len(audience) > 512:
+    # Text only: a NUL cannot even be asked of PostgreSQL, and no stored issuer or audience holds one.
+    if not is_text(issuer) or not is_text(audience) or len(issuer) > 512 or len(audience) > 512:
         raise ProviderTokenError("untrusted-issuer", "no iss and aud to find a provider by")
     row = provider_for(issuer, audience)
     if row is None:
@@ -154,9 +156,9 @@ def verify_for_organization(token: str, organization: Organization, guard: Addre
         row = IdentityProviderRow.get_or_none(IdentityProviderRow.organization == organization,
                                               IdentityProviderRow.issuer == issuer,
                                               IdentityProviderRow.audience == audience) \
-            if isinstance(issuer, str) and isinstance(audience, str) else None
+            if is_text(issuer) and is_text(audience) else None
         if row is None:
-            same_issuer = isinstance(issuer, str) and IdentityProviderRow.select().where(
+            same_issuer = is_text(issuer) and IdentityProviderRow.select().where(
                 IdentityProviderRow.organization == organization, IdentityProviderRow.issuer == issuer).exists()
             raise ProviderTokenError("wrong-audience" if same_issuer else "untrusted-issuer")
     except ProviderTokenError as error:

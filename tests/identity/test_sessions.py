@@ -137,3 +137,14 @@ def test_twenty_tokens_with_unknown_kids_cost_the_provider_at_most_two_key_set_f
         answer = service.as_session("POST", "/v1/conversations", shop.token(kid=f"forged-{n}"), json={"project": "shop"})
         assert answer.status_code == 401
     assert shop.key_set_fetches <= 2
+
+
+def test_a_nul_in_the_issuer_or_audience_is_refused_not_a_500_on_either_engine(tmp_path, database_url, provider):
+    from tests.support.live import live_service
+
+    with live_service(tmp_path, database_url=database_url) as service:
+        assert service.api("PUT", "/v1/identity-providers/corp", json=provider.settings()).status_code == 200
+        for token in (provider.token(issuer="https://idp.example/\x00"), provider.token(audience="x\x00")):
+            answer, logged = _refusal(service, token)
+            assert answer.status_code == 401
+            assert [line["reason"] for line in logged] == ["untrusted-issuer"]
