@@ -34,6 +34,7 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	sh tests/dashboard/ensure_browser.sh
+	sh tests/identity/ensure_provider.sh
 	# Two pytest processes side by side, one per core (tests/shards.py); `pytest` alone runs the same tests in one.
 	$(BIN)/python -m tests.shards -q -p no:cacheprovider
 

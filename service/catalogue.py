@@ -202,6 +202,26 @@ RULES: dict[str, str] = {
     "decision-format": "A decision is approve or decline.",
     "approval-pending": "This call awaits the person's decision.",
     "approval-sending": "This approved call is still being sent; continue once it answers.",
+    # An organization's own identity providers (service/identity).
+    "provider-name-format": "A provider name uses letters, digits, hyphens, and underscores, starts with a letter or "
+                            "digit, and is at most 64 characters.",
+    "issuer-format": "An issuer is an absolute https or http address with no query, fragment, or user info, written "
+                     "exactly as the provider's tokens name it.",
+    "issuer-platform": "The platform's own issuers cannot be trusted as an identity provider: their tokens are "
+                       "session tokens already.",
+    "audience-format": "An audience is the one value the provider's tokens carry as aud, at most 512 characters "
+                       "with no control characters.",
+    "claim-name-format": "A claim name is 1 to 200 characters with no spaces or control characters.",
+    "algorithms-format": "Algorithms are a list of one or more of RS256, RS384, RS512, PS256, PS384, PS512, ES256, "
+                         "ES384, ES512, or EdDSA, each once.",
+    "issuer-unreachable": "The provider's discovery document or key set could not be read from this issuer.",
+    "discovery-invalid": "The provider's discovery document must name this issuer, exactly, and an absolute "
+                         "jwks_uri.",
+    "key-set-invalid": "The provider's key set holds no signing key for the configured algorithms.",
+    "provider-taken": "An identity provider with this issuer and audience is already trusted; give each trust its "
+                      "own audience.",
+    "too-many-providers": f"An organization trusts at most {limits.MAX_IDENTITY_PROVIDERS} identity providers.",
+    "token-required": "Paste an access token to test.",
 }
 
 def violation(field: str, rule: str) -> Violation:

@@ -168,3 +168,22 @@ MAX_PINS = 500
 #: Problems one refusal lists at most: the last of them then says the list was cut, so an answer stays small however
 #: broken the input (a 1 MiB body of unknown fields is tens of thousands of them).
 MAX_VIOLATIONS = 100
+
+# An organization's own identity providers (service/identity).
+#: The longest lifetime (`exp` - `iat`) a provider's access token may claim. Longer than a session token's: Okta and
+#: Entra ID issue tokens of an hour or so, and Auth0's APIs a day by default; a token claiming more is refused.
+PROVIDER_TOKEN_MAX_SECONDS = 86_400
+#: A provider's access token is refused unread past this many characters (Entra ID's carry groups: a few KiB).
+MAX_PROVIDER_TOKEN_CHARS = 16_384
+#: The largest discovery document or key set read from a provider; the read stops there.
+MAX_PROVIDER_DOCUMENT_BYTES = 262_144
+#: One deadline over resolving, connecting and reading a provider's discovery document or key set.
+PROVIDER_FETCH_DEADLINE_SECONDS = 5.0
+#: How long a fetched key set is used before it is fetched again.
+PROVIDER_KEY_SET_LIFETIME_SECONDS = 300
+#: After a key-set fetch, a token naming an unknown `kid` waits this long before it may cause another: a burst of
+#: forged kids costs the provider at most one fetch per cooldown. A failed fetch also waits out the cooldown.
+PROVIDER_KEY_SET_COOLDOWN_SECONDS = 30
+#: The most keys read from one key set, and the most identity providers one organization trusts.
+MAX_PROVIDER_KEYS = 50
+MAX_IDENTITY_PROVIDERS = 20

@@ -28,6 +28,7 @@ def register_api(app: Flask) -> Api:
     from service.api.conversations.step_route import install_step_route
     from service.api.converters import document_converters
     from service.api.document import make_api
+    from service.api.identity.routes import blp as identity
     from service.api.keys.routes import blp as keys
     from service.api.ops.routes import blp as ops
     from service.api.projects.routes import blp as projects
@@ -36,7 +37,7 @@ def register_api(app: Flask) -> Api:
     app.config.update({k: v for k, v in API_SETTINGS.items() if k not in app.config})
     api = make_api(app, WITHOUT_DATABASE)
     document_converters(api)
-    for blueprint in (tools, projects, keys, conversations, ops):
+    for blueprint in (tools, projects, keys, conversations, ops, identity):
         api.register_blueprint(blueprint)
     prepare_model_adapter(app)
     install_step_route(app)  # last: its rule is in the URL map

@@ -10,8 +10,11 @@ import jwt
 
 from service.config import Config
 from service.database import generation
+from service.dispatch import AddressGuard
 from service.errors import ServiceError
+from service.identity import ProviderTokenError, still_trusted, verify_provider_token
 from service.keys import SessionClaims, TokenError, verify_session_token
+from service.keys.session_tokens import SESSION_TOKEN_TYPE
 from service.keys.store import verification_keys
 from service.models import Organization, SigningKeyRow
 from service.text import is_text
@@ -23,6 +26,9 @@ class Session:
 
     organization: Organization
     claims: SessionClaims
+    #: For a token of the organization's own identity provider: that provider's row id and revision, checked again
+    #: on every request (the row is the truth: a removed or changed provider refuses its tokens at once).
+    provider: tuple[int, int] | None = None
 
     @property
     def subject(self) -> str:
@@ -42,13 +48,34 @@ def session_refused(reason: str) -> ServiceError:
     return ServiceError(401, "invalid-session-token", f"The session token was refused ({reason}).")
 
 
-def _kid_of(token: str) -> str | None:
-    """The `kid` in the token's header, read only to find which organization's keys to try."""
+def provider_token_refused() -> ServiceError:
+    """A provider's token refused: the reason is in the log, never in the answer."""
+    return ServiceError(401, "invalid-session-token", "The access token was refused.")
+
+
+def _header_of(token: str) -> dict:
     try:
-        kid = jwt.get_unverified_header(token).get("kid")
+        return jwt.get_unverified_header(token)
     except jwt.InvalidTokenError:
-        return None
+        return {}
+
+
+def _kid_in(header: dict) -> str | None:
+    """The `kid` in the token's header, read only to find which organization's keys to try."""
+    kid = header.get("kid")
     return kid if is_text(kid) and len(kid) <= 128 else None  # a NUL or a surrogate is no kid, and cannot be looked up
+
+
+_guards: dict[tuple[str, ...], AddressGuard] = {}
+
+
+def _guard(config: Config) -> AddressGuard:
+    # One guard per allow-list, so the provider key-set cache (kept per guard) is the process's one.
+    networks = tuple(str(n) for n in config.allowed_networks)
+    guard = _guards.get(networks)
+    if guard is None:
+        guard = _guards[networks] = AddressGuard(networks)
+    return guard
 
 
 #: Verified session tokens, kept until they expire, by the SHA-256 of the token (a token may be 8 KiB; its digest is
@@ -66,7 +93,9 @@ def authenticate_session(token: str, config: Config) -> Session:
     key = (generation(), hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest())
     session = _verified.get(key)
     if session is not None and session.claims.expires_at > time.time():
-        return session
+        if session.provider is None or still_trusted(*session.provider):
+            return session
+        _verified.pop(key, None)
     session = _verify(token, config)
     if len(_verified) >= MAX_REMEMBERED_SESSIONS:
         now = time.time()
@@ -82,10 +111,13 @@ def _verify(token: str, config: Config) -> Session:
     The issuer expected is the one our configuration gives that organization, never the token's own
     claim, and the algorithm is the key's own: everything else is `verify_session_token`'s.
     """
-    kid = _kid_of(token)
+    header = _header_of(token)
+    kid = _kid_in(header)
     row = SigningKeyRow.get_or_none(SigningKeyRow.kid == kid) if kid else None
     if row is None:
-        raise session_refused("unknown-key")
+        if header.get("typ") == SESSION_TOKEN_TYPE or not header:
+            raise session_refused("unknown-key")
+        return _verify_provider_token(token, config)
     organization = row.organization
     try:
         claims = verify_session_token(token, config.issuer(organization.slug),
@@ -93,3 +125,17 @@ def _verify(token: str, config: Config) -> Session:
     except TokenError as error:
         raise session_refused(error.reason) from None
     return Session(organization=organization, claims=claims)
+
+
+def _verify_provider_token(token: str, config: Config) -> Session:
+    """A token of an organization's own identity provider, verified against the one provider its issuer and audience
+    name, as a session of that provider's organization; 401 with the reason logged, not told."""
+    try:
+        verified = verify_provider_token(token, _guard(config))
+    except ProviderTokenError:
+        raise provider_token_refused() from None
+    claims = verified.claims
+    session_claims = SessionClaims(subject=claims.subject, anonymous=False, entitlements=claims.entitlements,
+                                   issued_at=claims.issued_at, expires_at=claims.expires_at, jti=claims.jti)
+    row = verified.provider
+    return Session(organization=row.organization, claims=session_claims, provider=(row.id, row.revision))

@@ -14,7 +14,16 @@ if TYPE_CHECKING:
 def register(app: "Flask") -> None:
     """Mount the dashboard at / on `app`. With no secret configured, its pages say why no one can sign in."""
     # Each module adds its views to the blueprint.
-    from service.dashboard import account, call_log, history, openapi, playground, projects, tools  # noqa: F401
+    from service.dashboard import (  # noqa: F401
+        account,
+        call_log,
+        history,
+        identity,
+        openapi,
+        playground,
+        projects,
+        tools,
+    )
     from service.dashboard.signin import configure
     from service.dashboard.web import blp, error_page
     from service.http import ERROR_PAGE, app_config

@@ -14,7 +14,7 @@ from service.dashboard.signin import configured, csrf_ok, csrf_token, signed_in
 from service.database import UNAVAILABLE, unavailable_error
 from service.errors import ServiceError, request_too_large
 from service.limits import MAX_URL_CHARS
-from service.roles import MINT_SESSIONS, POWERS, PUBLISH, READ, READ_CALLS, WRITE_DRAFTS, may, require
+from service.roles import MANAGE_KEYS, MINT_SESSIONS, POWERS, PUBLISH, READ, READ_CALLS, WRITE_DRAFTS, may, require
 
 log = logging.getLogger(__name__)
 blp = Blueprint("dashboard", __name__, template_folder="templates", static_folder="static",
@@ -96,7 +96,8 @@ def when(timestamp: float | None, *, seconds: bool = False) -> str:
 def _shared() -> dict[str, Any]:
     return {"principal": signed_in(), "powers": powers(), "reads_calls": reads_calls(), "csrf_token": csrf_token,
             "field_id": field_id, "field_label": field_label, "when": when, "breaks": breaks, "READ": READ,
-            "WRITE_DRAFTS": WRITE_DRAFTS, "PUBLISH": PUBLISH, "MINT_SESSIONS": MINT_SESSIONS}
+            "WRITE_DRAFTS": WRITE_DRAFTS, "PUBLISH": PUBLISH, "MINT_SESSIONS": MINT_SESSIONS,
+            "MANAGE_KEYS": MANAGE_KEYS}
 
 
 @blp.before_request

@@ -38,13 +38,18 @@ PROJECT_REPIN = "project-repin"
 KEY_ROTATE, API_KEY_CREATE = "key-rotate", "api-key-create"
 #: One import of an OpenAPI document: every draft it wrote, as one record (its `after` names them all).
 IMPORT = "import"
+#: An organization's trust in its own identity provider added, changed or removed (service/identity).
+PROVIDER_ADD, PROVIDER_CHANGE, PROVIDER_REMOVE = "provider-add", "provider-change", "provider-remove"
 ACTIONS = (REGISTER, SAVE, PUBLISH, START_DRAFT, RELABEL, PROJECT_CREATE, PROJECT_PIN, PROJECT_START_DRAFT,
-           PROJECT_PUBLISH, PROJECT_REPIN, KEY_ROTATE, API_KEY_CREATE, IMPORT)
+           PROJECT_PUBLISH, PROJECT_REPIN, KEY_ROTATE, API_KEY_CREATE, IMPORT, PROVIDER_ADD, PROVIDER_CHANGE,
+           PROVIDER_REMOVE)
 
 # Objects.
 TOOL, PROJECT, SIGNING_KEY, API_KEY = "tool", "project", "signing-key", "api-key"
 OPENAPI_DOCUMENT = "openapi-document"
-OBJECT_TYPES = (TOOL, PROJECT, SIGNING_KEY, API_KEY, OPENAPI_DOCUMENT)
+#: object_type is at most 16 characters (migration 0003).
+IDENTITY_PROVIDER = "provider"
+OBJECT_TYPES = (TOOL, PROJECT, SIGNING_KEY, API_KEY, OPENAPI_DOCUMENT, IDENTITY_PROVIDER)
 
 
 
