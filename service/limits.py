@@ -103,6 +103,11 @@ TOO_MANY_CALLS_RETRY_AFTER_SECONDS = 2
 STOP_GRACE_SECONDS = 30
 #: A day, in seconds: call retention is counted in days, and no wait of the platform's own may be set past one.
 SECONDS_PER_DAY = 86_400
+#: On PostgreSQL, the call log's day partitions the service keeps made ahead of today: days of slack should creating
+#: one fail (its lock not had within a second, the database away), since each hourly upkeep tries again.
+CALL_LOG_DAYS_AHEAD = 3
+#: Seconds between two upkeeps of the call log's partitions by each service process (the first is at its start).
+CALL_LOG_UPKEEP_SECONDS = 3_600
 
 #: Lines one page of a dashboard list shows (the Tools screen, the Calls page).
 DASHBOARD_PAGE_SIZE = 50
