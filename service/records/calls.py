@@ -47,7 +47,7 @@ class CallQuery:
     limit: int = 100
 
 
-def calls_select(organization: Organization, query: CallQuery) -> ModelSelect:
+def calls_select(organization: Organization, query: CallQuery) -> "ModelSelect[CallRecord]":
     """The statement `find_calls` runs: one range scan, newest first, of the index of the filter it names.
 
     The log's order is (created_at, id), newest first; every index of the log is led by the organization and ends in
@@ -79,7 +79,7 @@ def calls_select(organization: Organization, query: CallQuery) -> ModelSelect:
     return select.order_by(CallRecord.created_at.desc(), CallRecord.id.desc()).limit(limit)
 
 
-def _older(select: ModelSelect, organization_id: int, query: CallQuery) -> ModelSelect:
+def _older(select: "ModelSelect[CallRecord]", organization_id: int, query: CallQuery) -> "ModelSelect[CallRecord]":
     """The upper bound: `until`, and the page's start, after the record `before_id` in the log's order (older than
     it, or as old with a lower id). One bound on `created_at`, the tighter: SQLite, which has no statistics, takes
     two for a narrower range than an equal filter and would walk the time index instead."""
