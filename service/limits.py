@@ -113,6 +113,9 @@ CALL_LOG_UPKEEP_SECONDS = 3_600
 DASHBOARD_PAGE_SIZE = 50
 #: The most records one read of the call log or the audit trail returns (the API's `limit` at most).
 MAX_PAGE = 500
+#: The most calls the Calls page counts for its filters: past it, it says "more than 10,000". A count is a walk of at
+#: most this many index entries, never of the whole log.
+CALL_COUNT_BOUND = 10_000
 #: Characters of an exception's text a failure keeps as its detail (a call's, a model's): enough to name the cause,
 #: never a whole body an exception may quote.
 ERROR_DETAIL_CHARS = 500

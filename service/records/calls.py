@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import contextlib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterable, Iterator, Mapping
 
 from peewee import ModelSelect, PostgresqlDatabase
 
 from service.database import db, write_transaction
 from service.dispatch.failures import FAILURE_KINDS, RESPONSE_TOO_BIG
-from service.limits import MAX_PAGE, SECONDS_PER_DAY
+from service.limits import CALL_COUNT_BOUND, MAX_PAGE, SECONDS_PER_DAY
 from service.migrations import call_partitions
 from service.models import CallRecord, Organization
 from service.records import logs, metrics
@@ -100,6 +100,14 @@ def find_calls(organization: Organization, query: CallQuery) -> list[CallRecord]
     """The organization's call records matching `query`, newest first."""
     with in_index_order():
         return list(calls_select(organization, query))
+
+
+def count_calls(organization: Organization, query: CallQuery, bound: int = CALL_COUNT_BOUND) -> int:
+    """How many of the organization's calls match `query`'s filters (its page ignored), counted up to `bound + 1`:
+    more than `bound` means at least that many. The same range scan as a page, stopped past the bound."""
+    select = calls_select(organization, replace(query, before_id=None)).select(CallRecord.id).limit(bound + 1)
+    with in_index_order():
+        return select.count()
 
 
 @contextlib.contextmanager

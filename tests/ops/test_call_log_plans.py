@@ -10,7 +10,7 @@ from service.database import db
 from service.limits import SECONDS_PER_DAY
 from service.migrations import call_partitions
 from service.models import CallRecord
-from service.records.calls import OK, CallQuery, calls_select, in_index_order
+from service.records.calls import OK, CallQuery, calls_select, count_calls, in_index_order
 from service.registry import get_organization
 
 #: A value for each filter, and the index each filter leads to when it is the narrowest set.
@@ -127,3 +127,12 @@ def test_paging_reaches_the_end_across_days_with_no_gap_or_repeat(api, limit):
         assert seen == [c["id"] for c in whole] == (expected or seen)
         assert len(set(seen)) == len(seen) > 0
     assert len(newest_first) == 30
+
+
+def test_a_count_stops_past_its_bound(app, keys):
+    with db.connection_context():
+        org = get_organization("acme")
+        CallRecord.insert_many([row(org.id, DAY + i, tool="t" if i % 2 else "u") for i in range(30)]).execute()
+        assert count_calls(org, CallQuery(), bound=7) == 8
+        assert count_calls(org, CallQuery(tool="t"), bound=100) == 15
+        assert count_calls(org, CallQuery(tool="t", before_id=10**9), bound=100) == 15  # the page is not counted
