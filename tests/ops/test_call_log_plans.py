@@ -84,14 +84,13 @@ def test_every_filter_combination_is_one_index_range_scan_in_order(app, keys):
         assert checked == 384
 
 
-def test_a_broad_filter_never_leads_a_narrow_one():
+def test_a_broad_filter_never_leads_a_narrow_one(app, keys):
     """The filter whose index is walked is the narrowest set, in the order turn, conversation, subject, tool, kind;
     the others are only checked on the way (`|| ''` keeps any index from serving them)."""
-    class Org:
-        id = 1
-
-    sql, _ = calls_select(Org(), CallQuery(tool="get_orders", conversation="c1", kind=OK)).sql()  # type: ignore
-    sql = sql.replace("%s", "?")  # whichever engine the models were last bound to
+    with db.connection_context():
+        org = get_organization("acme")
+    sql, _ = calls_select(org, CallQuery(tool="get_orders", conversation="c1", kind=OK)).sql()
+    sql = sql.replace("%s", "?")  # PostgreSQL's placeholders as SQLite's
     assert '"t1"."conversation_id" = ' in sql
     assert "(\"t1\".\"tool\" || ?) = ?" in sql and "(\"t1\".\"kind\" || ?) IS NULL" in sql
 
