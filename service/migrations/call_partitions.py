@@ -87,7 +87,9 @@ def create_day(database, day: int) -> bool:
         if stray is None:
             database.execute_sql(f"CREATE TABLE {name} PARTITION OF {TABLE} FOR VALUES FROM ({low}) TO ({high})")
             return True
-        # Records of the day wrote before its partition existed: they go with it, or the bound would be refused.
+        # Records of the day written before its partition existed go with it, or the bound would be refused. The
+        # default partition is held meanwhile, so no record of the day lands there between the move and the attach.
+        database.execute_sql(f"LOCK TABLE {DEFAULT} IN ACCESS EXCLUSIVE MODE")
         database.execute_sql(f"CREATE TABLE {name} (LIKE {TABLE} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)")
         database.execute_sql(f"WITH moved AS (DELETE FROM {DEFAULT} WHERE created_at >= %s AND created_at < %s "
                              f"RETURNING *) INSERT INTO {name} SELECT * FROM moved", (low, high))
