@@ -173,3 +173,18 @@ def _migration_round_trip(url):
             assert set(m0007.OLD_INDEX_NAMES) <= indexes and not indexes & set(m0007.INDEX_NAMES[:-1])
         finally:
             CallRecord.bind(db)
+
+
+@needs_postgres
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+def test_an_upkeep_the_database_refuses_is_logged_and_tried_again(app, monkeypatch, caplog):
+    from peewee import OperationalError
+
+    def refused(database, now):
+        raise OperationalError("canceling statement due to lock timeout")
+
+    monkeypatch.setattr(call_partitions, "ensure_ahead", refused)
+    assert upkeep(db.obj, FUTURE) == []
+    assert "not made ahead this time" in caplog.text and "lock timeout" in caplog.text
+    monkeypatch.undo()
+    assert upkeep(db.obj, FUTURE)  # the next upkeep makes them
