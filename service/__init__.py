@@ -42,6 +42,9 @@ def create_app(config: Config | None = None) -> "Flask":
                              timeout_seconds=config.database_timeout_seconds)
     with database.connection_context():
         check_current(database)
+    from service.records.upkeep import keep_partitions_ahead
+
+    keep_partitions_ahead(database)  # PostgreSQL: the call log's day partitions, made now and every hour
     http.install_admission(app, config.max_request_bytes, WorkGate(config.max_requests_at_work,
                                                                    config.work_wait_seconds))
 

@@ -103,11 +103,19 @@ TOO_MANY_CALLS_RETRY_AFTER_SECONDS = 2
 STOP_GRACE_SECONDS = 30
 #: A day, in seconds: call retention is counted in days, and no wait of the platform's own may be set past one.
 SECONDS_PER_DAY = 86_400
+#: On PostgreSQL, the call log's day partitions the service keeps made ahead of today: days of slack should creating
+#: one fail (its lock not had within a second, the database away), since each hourly upkeep tries again.
+CALL_LOG_DAYS_AHEAD = 3
+#: Seconds between two upkeeps of the call log's partitions by each service process (the first is at its start).
+CALL_LOG_UPKEEP_SECONDS = 3_600
 
 #: Lines one page of a dashboard list shows (the Tools screen, the Calls page).
 DASHBOARD_PAGE_SIZE = 50
 #: The most records one read of the call log or the audit trail returns (the API's `limit` at most).
 MAX_PAGE = 500
+#: The most calls the Calls page counts for its filters: past it, it says "more than 10,000". A count is a walk of at
+#: most this many index entries, never of the whole log.
+CALL_COUNT_BOUND = 10_000
 #: Characters of an exception's text a failure keeps as its detail (a call's, a model's): enough to name the cause,
 #: never a whole body an exception may quote.
 ERROR_DETAIL_CHARS = 500

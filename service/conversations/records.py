@@ -2,7 +2,7 @@
 
 A step answers only once its records are committed, so an answered call is always recorded. Steps whose calls end
 in the same turn of gevent's loop (a burst of slow tools answering, many clients at once) used to commit one by
-one: on SQLite each commit writes every page it touched to the WAL, call_record's seven indexes included, in the
+one: on SQLite each commit writes every page it touched to the WAL, call_record's eight indexes included, in the
 worker's own CPU (bench/load.py: a thousand answers arriving together). Here the first of them yields once, the
 others add their rows to its batch, and one statement writes them all; each step then answers as before. A lone
 step, with no other greenlet ready to run, writes at once (`scheduling.yield_to_ready`). A batch that fails fails every

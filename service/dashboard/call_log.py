@@ -9,12 +9,14 @@ from flask import request
 from service.dashboard.call_filters import BEFORE, call_filters
 from service.dashboard.readable import version_called
 from service.dashboard.web import READ_CALLS, blp, page, principal, requires
-from service.limits import DASHBOARD_PAGE_SIZE
+from service.limits import CALL_COUNT_BOUND, DASHBOARD_PAGE_SIZE
 from service.records import calls
 
 #: Calls shown per page; one more is asked for, to know whether an older page exists. A module name of its own, so
 #: a test can shorten the page.
 PAGE_SIZE = DASHBOARD_PAGE_SIZE
+#: The most matching calls the page counts ("more than" past it); a module name of its own, as PAGE_SIZE.
+COUNT_BOUND = CALL_COUNT_BOUND
 
 
 @blp.get("/calls")
@@ -26,7 +28,11 @@ def call_log():
                "paged": filters.query.before_id is not None, "version_called": version_called}
     if filters.violations:
         return page("calls.html", 422, violations=filters.violations, rows=None, older=None, **context)
-    found = calls.find_calls(principal().organization, filters.query)
+    organization = principal().organization
+    found = calls.find_calls(organization, filters.query)
     rows = [calls.call_view(row) for row in found[:PAGE_SIZE]]
     older = {**filters.active(), BEFORE: rows[-1]["id"]} if len(found) > PAGE_SIZE else None
-    return page("calls.html", rows=rows, older=older, **context)
+    # Counted only when there is more than this page to count, and never past the bound: a walk of at most 10,001
+    # index entries, never a count of the log.
+    matching = calls.count_calls(organization, filters.query, COUNT_BOUND) if older or context["paged"] else len(rows)
+    return page("calls.html", rows=rows, older=older, matching=matching, bound=COUNT_BOUND, **context)

@@ -6,13 +6,17 @@ metrics and the logs, and purges records past their retention in short batches, 
 """
 from __future__ import annotations
 
+import contextlib
 import time
-from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Iterable, Iterator, Mapping
 
-from service.database import write_transaction
+from peewee import ModelSelect, PostgresqlDatabase
+
+from service.database import db, write_transaction
 from service.dispatch.failures import FAILURE_KINDS, RESPONSE_TOO_BIG
-from service.limits import MAX_PAGE, SECONDS_PER_DAY
+from service.limits import CALL_COUNT_BOUND, MAX_PAGE, SECONDS_PER_DAY
+from service.migrations import call_partitions
 from service.models import CallRecord, Organization
 from service.records import logs, metrics
 
@@ -24,6 +28,8 @@ KINDS = (OK, *FAILURE_KINDS)
 
 #: Records deleted per transaction by `purge`: small enough that a serving instance's writes wait only briefly.
 PURGE_BATCH = 500
+#: `in_index_order`'s settings, for its transaction only.
+_IN_INDEX_ORDER_SQL = "SELECT set_config('enable_sort', 'off', true), set_config('enable_seqscan', 'off', true)"
 
 
 @dataclass(frozen=True)
@@ -41,25 +47,84 @@ class CallQuery:
     limit: int = 100
 
 
-def find_calls(organization: Organization, query: CallQuery) -> list[CallRecord]:
-    """The organization's call records matching `query`, newest first."""
-    select = CallRecord.select().where(CallRecord.organization == organization)
-    for value, column in ((query.conversation, CallRecord.conversation_id), (query.turn, CallRecord.turn),
-                          (query.tool, CallRecord.tool), (query.subject, CallRecord.subject)):
-        if value is not None:
-            select = select.where(column == value)
-    if query.kind == OK:
-        select = select.where(CallRecord.kind.is_null())
-    elif query.kind is not None:
-        select = select.where(CallRecord.kind == query.kind)
+def calls_select(organization: Organization, query: CallQuery) -> "ModelSelect[CallRecord]":
+    """The statement `find_calls` runs: one range scan, newest first, of the index of the filter it names.
+
+    The log's order is (created_at, id), newest first; every index of the log is led by the organization and ends in
+    it, so whichever the database picks (each filter has its own, `m0007`) is read backwards with no sort, and a
+    page stops after `limit` matches. `before_id` is the id of the last record of the page before (`next`): the
+    page starts below that record's place. On PostgreSQL the bounds on `created_at` also leave out whole day
+    partitions."""
+    organization_id = organization.id
+    select = CallRecord.select().where(CallRecord.organization == organization_id)
+    # The narrowest filter set leads (a turn's records, a conversation's, a subject's, a tool's, a kind's); the others
+    # are written so that no index serves them (`|| ''`), so each engine walks the leading filter's index whatever
+    # its statistics say, and SQLite, which has none, never walks a broad filter's index (a tool's) past the few
+    # records of a narrow one (a conversation's).
+    equal = [(column, value) for column, value in ((CallRecord.turn, query.turn),
+                                                   (CallRecord.conversation_id, query.conversation),
+                                                   (CallRecord.subject, query.subject),
+                                                   (CallRecord.tool, query.tool),
+                                                   (CallRecord.kind, query.kind)) if value is not None]
+    for rank, (column, value) in enumerate(equal):
+        target = column if rank == 0 else column.concat("")
+        if column is CallRecord.kind and value == OK:
+            select = select.where(target.is_null())
+        else:
+            select = select.where(target == value)
     if query.since is not None:
         select = select.where(CallRecord.created_at >= query.since)
-    if query.until is not None:
-        select = select.where(CallRecord.created_at < query.until)
-    if query.before_id is not None:
-        select = select.where(CallRecord.id < query.before_id)
+    select = _older(select, organization_id, query)
     limit = max(1, min(query.limit, MAX_PAGE))
-    return list(select.order_by(CallRecord.id.desc()).limit(limit))
+    return select.order_by(CallRecord.created_at.desc(), CallRecord.id.desc()).limit(limit)
+
+
+def _older(select: "ModelSelect[CallRecord]", organization_id: int, query: CallQuery) -> "ModelSelect[CallRecord]":
+    """The upper bound: `until`, and the page's start, after the record `before_id` in the log's order (older than
+    it, or as old with a lower id). One bound on `created_at`, the tighter: SQLite, which has no statistics, takes
+    two for a narrower range than an equal filter and would walk the time index instead."""
+    at = None
+    if query.before_id is not None:
+        at = (CallRecord.select(CallRecord.created_at)
+              .where(CallRecord.id == query.before_id, CallRecord.organization == organization_id).scalar())
+        if at is None:  # not a record of the organization (any more): what the id alone says
+            select = select.where(CallRecord.id < query.before_id)
+    if at is None or (query.until is not None and query.until <= at):
+        return select if query.until is None else select.where(CallRecord.created_at < query.until)
+    # `created_at <= at` is where the page starts in the index (and lets PostgreSQL skip later days' partitions);
+    # the records as old as `at` with a higher id, at most a handful, are passed over on the way.
+    return select.where(CallRecord.created_at <= at, (CallRecord.created_at < at) | (CallRecord.id < query.before_id))
+
+
+def find_calls(organization: Organization, query: CallQuery) -> list[CallRecord]:
+    """The organization's call records matching `query`, newest first."""
+    with in_index_order():
+        return list(calls_select(organization, query))
+
+
+def count_calls(organization: Organization, query: CallQuery, bound: int = CALL_COUNT_BOUND) -> int:
+    """How many of the organization's calls match `query`'s filters (its page ignored), counted up to `bound + 1`:
+    more than `bound` means at least that many. The same range scan as a page, stopped past the bound."""
+    select = calls_select(organization, replace(query, before_id=None)).select(CallRecord.id).limit(bound + 1)
+    with in_index_order():
+        return select.count()
+
+
+@contextlib.contextmanager
+def in_index_order() -> Iterator[None]:
+    """Around a read of the call log: on PostgreSQL, a transaction in which the planner walks the indexes in order.
+
+    Seeing a narrow filter, or a partition made ahead and still empty, PostgreSQL's planner would rather scan a
+    partition or sort the few records it expects than walk each partition's index in the log's order; its guess is
+    off by the size of a day whenever a partition's statistics lag behind it. Here sorts and whole-table scans are
+    priced out (not forbidden), so the plan is the one the indexes were made for, as on SQLite."""
+    database = db.obj
+    if not isinstance(database, PostgresqlDatabase):
+        yield
+        return
+    with database.atomic():
+        database.execute_sql(_IN_INDEX_ORDER_SQL)
+        yield
 
 
 def call_view(row: CallRecord) -> dict[str, Any]:
@@ -85,19 +150,25 @@ def observe(organization: Organization, rows: Iterable[Mapping[str, Any]], *, se
 
 
 def purge(retention_days: float, *, now: float | None = None, batch: int = PURGE_BATCH) -> int:
-    """Delete every call record older than `retention_days`; returns how many went.
+    """Remove every call record older than `retention_days`; returns how many went.
 
-    Each batch is its own short transaction, so a serving instance's own writes interleave with the purge
-    instead of waiting for all of it.
+    On PostgreSQL the day partitions wholly past the cutoff are dropped whole, each in a transaction of its own
+    that waits at most a second for its lock; what remains past it (the day the cutoff falls in, and any record in
+    the default partition) is deleted in batches, as on SQLite. Each batch is its own short transaction, so a
+    serving instance's own writes interleave with the purge instead of waiting for all of it.
     """
     cutoff = (time.time() if now is None else now) - retention_days * SECONDS_PER_DAY
     total = 0
+    if call_partitions.partitioned(db.obj):
+        total += call_partitions.drop_days_before(db.obj, cutoff)[1]
     while True:
         with write_transaction():
+            # In time order, the order of `call_record_created`: a batch is read off the index, never sorted.
             ids = [row.id for row in CallRecord.select(CallRecord.id).where(CallRecord.created_at < cutoff)
-                   .order_by(CallRecord.id).limit(batch)]
+                   .order_by(CallRecord.created_at).limit(batch)]
             if ids:
-                total += CallRecord.delete().where(CallRecord.id.in_(ids)).execute()
+                # The time bound again, so PostgreSQL looks for the ids only in the partitions past the cutoff.
+                total += CallRecord.delete().where(CallRecord.created_at < cutoff, CallRecord.id.in_(ids)).execute()
         if len(ids) < batch:
             return total
         time.sleep(0)  # between batches, let other work in (under gevent this yields to other greenlets)

@@ -185,6 +185,17 @@ def test_the_log_pages_through_older_calls_keeping_the_filters(service, admin, l
     assert seen == [c["id"] for c in api_calls(service, "subject=alice")] and len(seen) == 5
 
 
+@pytest.mark.parametrize("bound, heading", [
+    (3, "More than 3 calls matching the filters, 2 on this page"),
+    (5, "5 calls matching the filters, 2 on this page"),
+])
+def test_the_count_of_matching_calls_is_bounded(admin, logged, monkeypatch, bound, heading):
+    monkeypatch.setattr(call_log, "PAGE_SIZE", 2)
+    monkeypatch.setattr(call_log, "COUNT_BOUND", bound)
+    for path in ("/calls?subject=alice", f"/calls?subject=alice&before={row_ids(admin.get('/calls?subject=alice'))[-1]}"):
+        assert re.search(r'<h2 id="calls-title">([^<]*)</h2>', admin.get(path).text)[1] == heading
+
+
 def test_only_admin_keys_read_the_call_log(service, admin, agent, logged):
     assert service.api("GET", "/v1/calls", service.agent_key).status_code == 403  # as the API answers
     page = agent.get("/calls")

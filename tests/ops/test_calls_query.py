@@ -45,24 +45,25 @@ def jtis(api, query=""):
 
 def test_each_filter_narrows_the_log(logged):
     now = time.time()
-    assert jtis(logged) == ["a8", "a7", "a6", None, "a4", "a3", "a2", "a1"]  # the latest written first
+    # Newest first, by the time recorded (a8 was written last, three days old), then by id.
+    assert jtis(logged) == ["a7", "a6", None, "a4", "a3", "a2", "a1", "a8"]
     assert jtis(logged, "?conversation=c2") == ["a6"]
     assert jtis(logged, "?turn=t2") == [None, "a4"]
     assert jtis(logged, "?tool=get_stock") == ["a4"]
     assert jtis(logged, "?subject=bob") == ["a4"]
-    assert jtis(logged, "?kind=ok") == ["a8", "a6", "a4", "a1"]
+    assert jtis(logged, "?kind=ok") == ["a6", "a4", "a1", "a8"]
     assert jtis(logged, "?kind=unknown-tool") == [None]
     assert jtis(logged, f"?since={now - 7200}&until={now - 1800}") == ["a1"]
     assert jtis(logged, f"?until={now - 86_400}") == ["a8"]
-    assert jtis(logged, "?kind=ok&turn=t1&conversation=c1") == ["a8", "a1"]
+    assert jtis(logged, "?kind=ok&turn=t1&conversation=c1") == ["a1", "a8"]
 
 
 def test_pages_follow_next(logged):
     first = logged("GET", "/v1/calls?limit=3").json
-    assert [c["jti"] for c in first["calls"]] == ["a8", "a7", "a6"]
+    assert [c["jti"] for c in first["calls"]] == ["a7", "a6", None]
     second = logged("GET", f"/v1/calls?limit=3&before={first['next']}").json
     third = logged("GET", f"/v1/calls?limit=3&before={second['next']}").json
-    assert [c["jti"] for c in second["calls"] + third["calls"]] == [None, "a4", "a3", "a2", "a1"]
+    assert [c["jti"] for c in second["calls"] + third["calls"]] == ["a4", "a3", "a2", "a1", "a8"]
     assert third["next"] is None
 
 
