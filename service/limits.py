@@ -168,3 +168,10 @@ MAX_PINS = 500
 #: Problems one refusal lists at most: the last of them then says the list was cut, so an answer stays small however
 #: broken the input (a 1 MiB body of unknown fields is tens of thousands of them).
 MAX_VIOLATIONS = 100
+
+#: Tools one page of a project server's `tools/list` holds at most (TOOLGATE_MCP_PAGE_SIZE changes it); a project
+#: pins at most MAX_PINS, so a client reads any project in a few pages.
+MCP_TOOLS_PAGE_SIZE = 100
+#: While a `tools/call` waits for the person's answer to its elicitation, how often it reads the approval row, which
+#: another instance may have decided (one in this process wakes it at once).
+MCP_DECISION_POLL_SECONDS = 1.0
