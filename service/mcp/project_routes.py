@@ -159,7 +159,13 @@ def _guarded(events: Iterator[str], id_: str | int) -> Iterator[str]:
 def _answer(person: Session, project: str, incoming: Message | Reply) -> Response:
     if isinstance(incoming, Reply):  # the person's answer to an elicitation
         _, conversation = _session(person, project)
-        elicitation.answer(person, conversation, incoming, _dispatcher())
+        try:
+            elicitation.answer(person, conversation, incoming, _dispatcher())
+        except ServiceError as refusal:  # as the approvals route refuses it: 404, 409 decided or expired, 403
+            if refusal.status in (429, 503):
+                raise
+            raise ProtocolError(refusal.status, INVALID_REQUEST, refusal.message, incoming.id,
+                                refusal.to_dict()) from None
         return Response(status=202)
     message = incoming
     if message.method in REQUESTS and not message.is_request:
