@@ -61,7 +61,7 @@ async def scenario(url: str, token: str) -> dict[str, Any]:
             out["pages"] = await every_page(client)
             out["call"] = await call(client, "echo_user", {"q": "tea"})
             out["failure"] = await call(client, "broken", {})
-            out["subject_attempt"] = await call(client, "echo_user", {"subject": "bob", "q": "x"})
+            out["subject_attempt"] = await call(client, "echo_user", {"subject": "intruder-bob-7", "q": "x"})
             out["accepted"] = await call(client, "place_order", {"items": ["tea", "milk"]})
             out["declined"] = await call(client, "place_order", {"items": ["cake"]})
         async with Client(streamable_http_client(url, http_client=http)) as plain:

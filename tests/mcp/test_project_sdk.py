@@ -80,8 +80,8 @@ def test_a_failure_reaches_the_sdk_as_an_error_result(project_run):
 
 def test_a_subject_the_model_supplies_never_reaches_the_endpoint(project_run):
     attempt = project_run["out"]["subject_attempt"]
-    assert "bob" not in json.dumps(attempt)
-    assert all("bob" not in json.dumps(c) for c in sent_to(project_run, "echo_user"))
+    assert "intruder-bob-7" not in json.dumps(attempt)
+    assert all("intruder-bob-7" not in json.dumps(c) for c in sent_to(project_run, "echo_user"))
 
 
 def test_the_person_is_asked_naming_the_tool_and_the_exact_arguments(project_run):

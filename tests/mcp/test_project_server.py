@@ -202,9 +202,9 @@ def test_a_call_answers_the_body_as_text_and_structured_content(alice):
 
 def test_a_model_supplied_subject_never_reaches_the_endpoint(alice):
     session = alice.session()
-    for arguments in ({"subject": "bob", "q": "x"}, {"Subject": "bob"}):
+    for arguments in ({"subject": "intruder-bob-7", "q": "x"}, {"Subject": "intruder-bob-7"}):
         result = alice.result(session, "tools/call", {"name": "echo_user", "arguments": arguments})
-        assert "bob" not in json.dumps(result), result
+        assert "intruder-bob-7" not in json.dumps(result), result
 
 
 def test_a_failure_is_an_error_result_holding_the_failure_object(alice):
