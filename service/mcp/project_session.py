@@ -9,10 +9,11 @@ of the project in the URL, and not ended. `DELETE` ends it on that row, so every
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from service.conversations import Session
 from service.mcp import protocol
-from service.models import Conversation, Project, now
+from service.models import Conversation, now
 from service.text import is_text
 
 
@@ -46,14 +47,24 @@ def read(secret: str, session_id: str) -> ProjectSession | None:
 
 def conversation_of(session: Session, project: str, conversation_id: str) -> Conversation | None:
     """The session's conversation: the token's subject's, in its organization, of `project`, not ended; else None
-    (a stranger's, another project's and an ended one are never told apart)."""
-    if not is_text(project):
+    (a stranger's, another project's and an ended one are never told apart). One statement, its text made once:
+    every request of a session reads it, and building it with peewee's query builder cost more than running it."""
+    if not is_text(project) or not is_text(conversation_id):
         return None
-    return (Conversation.select(Conversation).join(Project)
-            .where(Conversation.id == conversation_id, Conversation.organization == session.organization,
-                   Conversation.subject == session.subject, Conversation.ended_at.is_null(),
-                   Project.name == project)
-            .first())
+    database = Conversation._meta.database
+    row = database.execute_sql(_conversation_sql(database.param), (
+        conversation_id, session.organization.id, session.subject, project)).fetchone()
+    if row is None:
+        return None
+    return Conversation(**{f.name: f.python_value(v) for f, v in zip(Conversation._meta.sorted_fields, row)})
+
+
+@lru_cache(maxsize=2)
+def _conversation_sql(param: str) -> str:
+    columns = ", ".join(f"c.{f.column_name}" for f in Conversation._meta.sorted_fields)
+    return (f"SELECT {columns} FROM conversation c JOIN project p ON p.id = c.project_id "
+            f"WHERE c.id = {param} AND c.organization_id = {param} AND c.subject = {param} "
+            f"AND c.ended_at IS NULL AND p.name = {param}")
 
 
 def end(conversation: Conversation) -> None:
