@@ -17,3 +17,6 @@ def register(app) -> None:
 
     app.register_blueprint(blp)
     app.register_blueprint(project_blp)
+    from service.mcp.project_plain import install_project_route
+
+    install_project_route(app)  # after its rule is in the URL map

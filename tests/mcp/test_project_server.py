@@ -247,3 +247,74 @@ def test_past_the_organizations_share_a_call_is_429_with_the_retry_hint(module_s
     assert response.status_code == 429 and response.headers["Retry-After"] == "2"
     error = error_of(response)
     assert error["code"] == -32000 and error["data"]["code"] == "too-many-calls" and error["data"]["retryAfter"] == 2
+
+
+# ---- the plain path ahead of Flask (project_plain.py) ----------------------------------------------------------
+
+def _without_ids(answer: dict) -> dict:
+    """A tools/call answer without what differs between two calls (the echoed assertion and call count)."""
+    structured = dict(answer["result"].get("structuredContent") or {})
+    for varying in ("claims", "call", "headers"):
+        structured.pop(varying, None)
+    return {"isError": answer["result"]["isError"], "structured": structured, "id": answer["id"]}
+
+
+def test_the_plain_path_and_the_view_answer_a_call_alike(module_service, alice):
+    session = alice.session()
+    call = {"name": "echo_user", "arguments": {"q": "tea"}}
+    plain = alice.request(session, "tools/call", call)
+    # An Origin header (the service's own, so allowed) sends the same request through Flask's view.
+    viewed = alice.request(session, "tools/call", call, Origin=module_service.url)
+    assert plain.status_code == viewed.status_code == 200
+    assert _without_ids(plain.json()) == _without_ids(viewed.json())
+    assert plain.headers["X-Request-Id"] and viewed.headers["X-Request-Id"]
+    for refused in ({"name": "echo_user", "arguments": {"q": 7}}, {"name": "nothing", "arguments": {}}):
+        plain, viewed = (alice.request(session, "tools/call", refused, **extra) for extra in
+                         ({}, {"Origin": module_service.url}))
+        assert plain.json()["result"] == viewed.json()["result"]
+
+
+def test_the_plain_path_hands_every_refusal_to_the_view(module_service, shop, alice):
+    session = alice.session()
+    call = {"name": "echo_user", "arguments": {}}
+    bob = RawProject(shop, module_service.session_token("bob"))
+    assert bob.request(session, "tools/call", call).status_code == 404  # a stranger's session
+    assert alice.request("forged", "tools/call", call).status_code == 404
+    assert RawProject(shop, "not.a.token").request(session, "tools/call", call).status_code == 401
+    assert alice.request(session, "tools/call", call, version="2025-06-18").status_code == 400
+    assert alice.request(session, "tools/call", call, token=module_service.admin_key).status_code == 403
+
+
+#: Every request hook of the app that applies to the project server's endpoint (app-wide, or its blueprint's), by
+#: kind: the plain path does each one's work itself, as the step route's does (tests/conversations/
+#: test_step_route.py). A hook added to the app fails here until the plain path does its work too.
+HOOKS_THE_PLAIN_PATH_DOES = {
+    "before_request_funcs": ["install_observability.<locals>._begin", "install_admission.<locals>._admit"],
+    "after_request_funcs": ["install_observability.<locals>._answer"],
+    "teardown_request_funcs": ["install_observability.<locals>._end", "install_admission.<locals>._give_back"],
+    "url_value_preprocessors": [],
+}
+
+
+def test_the_plain_path_does_the_work_of_every_hook_the_app_has(module_service):
+    app = running_app(module_service.config)
+    for kind, expected in HOOKS_THE_PLAIN_PATH_DOES.items():
+        found = [f.__qualname__ for blueprint in (None, "mcp_projects") for f in getattr(app, kind).get(blueprint, [])]
+        assert sorted(found) == sorted(expected), f"{kind}: a hook the project server's plain path skips"
+
+
+PLAIN_HEAD = {"CONTENT_TYPE": "application/json", "CONTENT_LENGTH": "80", "HTTP_MCP_SESSION_ID": "s",
+              "HTTP_AUTHORIZATION": "Bearer eyJ.x.y", "HTTP_ACCEPT": "application/json, text/event-stream"}
+
+
+@pytest.mark.parametrize(("change", "plain"), [
+    ({}, True), ({"HTTP_ORIGIN": "http://127.0.0.1"}, False), ({"HTTP_MCP_SESSION_ID": None}, False),
+    ({"HTTP_AUTHORIZATION": "Bearer tgk_a_b"}, False), ({"HTTP_AUTHORIZATION": None}, False),
+    ({"HTTP_TRANSFER_ENCODING": "chunked"}, False), ({"CONTENT_TYPE": "text/plain"}, False),
+    ({"CONTENT_LENGTH": "²"}, False), ({"CONTENT_LENGTH": str(10**9)}, False),
+    ({"HTTP_ACCEPT": "text/event-stream"}, False), ({"HTTP_ACCEPT": None}, True)])
+def test_only_a_plain_head_takes_the_plain_path(change, plain):
+    from service.mcp.project_plain import _plain_length
+
+    environ = {k: v for k, v in {**PLAIN_HEAD, **change}.items() if v is not None}
+    assert (_plain_length(environ, 1_048_576) == 80) is plain
