@@ -27,6 +27,7 @@ from service.limits import (
     MAX_DATABASE_TIMEOUT_SECONDS,
     MAX_REQUEST_BYTES,
     MAX_REQUESTS_AT_WORK,
+    MCP_TOOLS_PAGE_SIZE,
     SECONDS_PER_DAY,
     WORK_WAIT_SECONDS,
 )
@@ -172,6 +173,8 @@ class Config:
     #: Seconds a call awaiting the person's approval may be approved (never past the session token's expiry).
     approval_lifetime_seconds: float = setting("TOOLGATE_APPROVAL_LIFETIME_SECONDS", APPROVAL_LIFETIME_SECONDS,
                                                _seconds, 0, SECONDS_PER_DAY)
+    #: Tools one page of a project server's MCP `tools/list` holds at most.
+    mcp_page_size: int = setting("TOOLGATE_MCP_PAGE_SIZE", MCP_TOOLS_PAGE_SIZE, _whole, 1, 1_000)
     #: Extra Flask settings (tests use this for TESTING and the like).
     flask: Mapping[str, object] = field(default_factory=dict)
 

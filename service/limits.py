@@ -195,3 +195,10 @@ PROVIDER_KEY_SET_COOLDOWN_SECONDS = 30
 #: The most keys read from one key set, and the most identity providers one organization trusts.
 MAX_PROVIDER_KEYS = 50
 MAX_IDENTITY_PROVIDERS = 20
+
+#: Tools one page of a project server's `tools/list` holds at most (TOOLGATE_MCP_PAGE_SIZE changes it); a project
+#: pins at most MAX_PINS, so a client reads any project in a few pages.
+MCP_TOOLS_PAGE_SIZE = 100
+#: While a `tools/call` waits for the person's answer to its elicitation, how often it reads the approval row, which
+#: another instance may have decided (one in this process wakes it at once).
+MCP_DECISION_POLL_SECONDS = 1.0

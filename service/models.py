@@ -203,6 +203,8 @@ class Conversation(BaseModel):
     #: The session-start context: [{"tool", "description", "authoritative", "output" | "error"}].
     context = JSONField()
     created_at = DoubleField(default=now)
+    #: When the MCP client whose session this conversation is ended it (DELETE); null: not ended.
+    ended_at = DoubleField(null=True)
 
 
 class Turn(BaseModel):

@@ -16,10 +16,11 @@ CLIENT_INFO = {"name": "toolgate-conformance", "version": "1"}
 
 
 class McpSession:
-    """An initialized MCP session with one API key."""
+    """An initialized MCP session with one credential: an API key on `/mcp`, or a session token on a project's
+    server (`path` `/mcp/projects/{project}`)."""
 
-    def __init__(self, target: PlatformTarget, key: str) -> None:
-        self.target, self.key = target, key
+    def __init__(self, target: PlatformTarget, key: str, path: str = "/mcp") -> None:
+        self.target, self.key, self.path = target, key, path
         self.headers = {"Accept": "application/json, text/event-stream"}
         self._ids = itertools.count(1)
         answer = self.request("initialize", {"protocolVersion": PROTOCOL_VERSION, "capabilities": {},
@@ -30,7 +31,7 @@ class McpSession:
         self.notify("notifications/initialized")
 
     def _post(self, message: dict[str, Any]) -> Any:
-        reply = self.target.request("POST", f"{self.target.url}/mcp", self.key, message, self.headers)
+        reply = self.target.request("POST", f"{self.target.url}{self.path}", self.key, message, self.headers)
         session = reply.headers.get("Mcp-Session-Id")
         if session:
             self.headers["Mcp-Session-Id"] = session

@@ -38,6 +38,8 @@ VERSION_HEADER = "MCP-Protocol-Version"
 
 # Names this use of TOOLGATE_SECRET_KEY, so a session id cannot be replayed as anything else the secret signs.
 _SESSION_SALT = "toolgate.mcp.session.v1"
+#: The same for a project server's session ids (`project_session.py`), so neither kind passes for the other.
+PROJECT_SESSION_SALT = "toolgate.mcp.project-session.v1"
 #: A signed session id is about 120 characters; anything far longer is not one of ours and is not even parsed.
 _MAX_SESSION_ID_CHARS = 512
 
@@ -57,6 +59,15 @@ class ProtocolError(Exception):
 
     def to_message(self) -> dict[str, Any]:
         return error_message(self.id, self.code, self.message, self.data)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A JSON-RPC response from the client to a request the server sent it (a project server's elicitation)."""
+
+    id: str | int
+    result: dict[str, Any] | None
+    error: dict[str, Any] | None
 
 
 @dataclass(frozen=True)
@@ -96,8 +107,8 @@ def _refuse_constant(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
 
 
-def parse_message(body: bytes) -> Message:
-    """The one JSON-RPC message in `body`, or a ProtocolError saying why it is not one."""
+def _envelope(body: bytes) -> dict[str, Any]:
+    """The one JSON-RPC object in `body`, its envelope checked, or a ProtocolError saying why it is not one."""
     try:
         # NaN and Infinity are Python's extensions, not JSON; deep nesting raises RecursionError.
         data = json.loads(body, parse_constant=_refuse_constant)
@@ -112,6 +123,27 @@ def parse_message(body: bytes) -> Message:
     id_ = data.get("id")
     if "id" in data and (isinstance(id_, bool) or not isinstance(id_, (str, int))):
         raise ProtocolError(400, INVALID_REQUEST, "A request id is a string or an integer, never null.")
+    return data
+
+
+def parse_message(body: bytes) -> Message:
+    """The one JSON-RPC message in `body`, or a ProtocolError saying why it is not one."""
+    return _message(_envelope(body))
+
+
+def parse_incoming(body: bytes) -> Message | Reply:
+    """The one JSON-RPC message in `body`, which may also be the client's response to a request the server sent."""
+    data = _envelope(body)
+    if "method" not in data and ("result" in data) != ("error" in data) and "id" in data:
+        result, error = data.get("result"), data.get("error")
+        if not isinstance(result if error is None else error, dict):
+            raise ProtocolError(400, INVALID_REQUEST, "A response's result or error is a JSON object.", data["id"])
+        return Reply(id=data["id"], result=result, error=error)
+    return _message(data)
+
+
+def _message(data: dict[str, Any]) -> Message:
+    id_ = data.get("id")
     if "method" not in data:
         if "result" in data or "error" in data:
             raise ProtocolError(400, INVALID_REQUEST, "This server sends no requests, so it takes no responses.")
@@ -139,28 +171,45 @@ def unsupported_version(requested: str, supported: tuple[str, ...] = SUPPORTED_V
                          data={"supported": list(supported), "requested": requested})
 
 
-def _serializer(secret: str) -> URLSafeSerializer:
+def check_version_header(header: str | None, negotiated: str | None = None) -> None:
+    """Refuse (400, -32022) an MCP-Protocol-Version header this server does not speak, or, once a session negotiated
+    a revision, one that differs from it. No header passes: a client may leave it out."""
+    if header is None:
+        return
+    if header not in SUPPORTED_VERSIONS:
+        raise unsupported_version(header)
+    if negotiated is not None and header != negotiated:
+        raise unsupported_version(header, (negotiated,))
+
+
+def serializer(secret: str, salt: str = _SESSION_SALT) -> URLSafeSerializer:
+    """What signs and opens session ids: keyed by TOOLGATE_SECRET_KEY, named by `salt` for one kind of session."""
     if not secret:
         raise ProtocolError(500, INTERNAL_ERROR, "The service has no TOOLGATE_SECRET_KEY, so it cannot sign sessions.")
-    return URLSafeSerializer(secret, salt=_SESSION_SALT)
+    return URLSafeSerializer(secret, salt=salt)
+
+
+def signed_payload(secret: str, salt: str, session_id: str) -> dict[str, Any] | None:
+    """The payload of a session id this service signed with `salt`, or None (too long, or not signed by us)."""
+    if len(session_id) > _MAX_SESSION_ID_CHARS:
+        return None
+    try:
+        payload = serializer(secret, salt).loads(session_id)
+    except BadSignature:
+        return None
+    return payload if isinstance(payload, dict) else None
 
 
 def issue_session(secret: str, organization_id: int, key_id: str, protocol_version: str) -> str:
     """A new session id: signed, visible ASCII only, and distinct on every initialize (it carries a nonce)."""
     payload = {"o": organization_id, "k": key_id, "v": protocol_version, "n": secrets.token_urlsafe(12)}
-    return _serializer(secret).dumps(payload)
+    return serializer(secret).dumps(payload)
 
 
 def open_session(secret: str, session_id: str) -> Session | None:
     """The session a presented id vouches for, or None if this service did not sign it."""
-    if len(session_id) > _MAX_SESSION_ID_CHARS:
-        return None
-    serializer = _serializer(secret)
-    try:
-        payload = serializer.loads(session_id)
-    except BadSignature:
-        return None
-    if not isinstance(payload, dict):
+    payload = signed_payload(secret, _SESSION_SALT, session_id)
+    if payload is None:
         return None
     organization_id, key_id, version = payload.get("o"), payload.get("k"), payload.get("v")
     if not isinstance(organization_id, int) or not isinstance(key_id, str) or version not in SUPPORTED_VERSIONS:

@@ -5,14 +5,11 @@ and media type, the envelope, then the session. Each refusal is an HTTP status w
 """
 from __future__ import annotations
 
-import json
-from importlib import metadata
 from typing import Any
 
 from flask import Blueprint, Response, current_app, request
-from werkzeug.exceptions import RequestEntityTooLarge
 
-from service.database import UNAVAILABLE, unavailable_error
+from service.database import UNAVAILABLE
 from service.errors import ServiceError, role_key
 from service.http import app_config, bearer_token
 from service.mcp import protocol, tools
@@ -21,10 +18,15 @@ from service.mcp.protocol import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
-    SERVER_UNAVAILABLE,
     Message,
     ProtocolError,
 )
+from service.mcp.transport import check_origin as _check_origin
+from service.mcp.transport import database_unavailable
+from service.mcp.transport import json_response as _json
+from service.mcp.transport import read_body as _body
+from service.mcp.transport import refused_before_the_view as _refused_before_the_view
+from service.mcp.transport import server_version as _server_version
 from service.registry import Principal, authenticate_api_key
 from service.roles import READ, may
 
@@ -41,25 +43,6 @@ INSTRUCTIONS = (
     "step in the dashboard and cannot be done here."
 )
 
-_READ_CHUNK_BYTES = 65_536
-
-
-def _server_version() -> str:
-    try:
-        return metadata.version("toolgate")
-    except metadata.PackageNotFoundError:
-        return "0"
-
-
-def _json(message: dict[str, Any], status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    return Response(json.dumps(message), status=status, headers=headers or {}, mimetype="application/json")
-
-
-def _check_origin() -> None:
-    allowed = protocol.origin_of(app_config(current_app).public_url)
-    if not protocol.origin_allowed(request.headers.get("Origin"), allowed):
-        raise ProtocolError(403, INVALID_REQUEST, "Forbidden: this Origin may not reach the MCP server.")
-
 
 def _principal() -> Principal:
     """The caller's API key, which must be an agent or admin key."""
@@ -70,29 +53,6 @@ def _principal() -> Principal:
     if not may(principal.role, READ):
         raise ProtocolError(403, INVALID_REQUEST, f"{role_key(principal.role)} may not use the MCP server.")
     return principal
-
-
-def _body() -> bytes:
-    """The request body, refused unless it is JSON the client accepts back and within the size bound."""
-    if request.mimetype != "application/json":
-        raise ProtocolError(415, INVALID_REQUEST, "The body must be a JSON-RPC message of type application/json.")
-    if "Accept" in request.headers and not request.accept_mimetypes.accept_json:
-        raise ProtocolError(406, INVALID_REQUEST, "The client must accept application/json.")
-    bound = app_config(current_app).max_request_bytes
-    too_big = ProtocolError(413, INVALID_REQUEST, f"The body is larger than {bound} bytes.")
-    if (request.content_length or 0) > bound:
-        raise too_big
-    # Read in chunks and stop past the bound, so a chunked body with no length cannot grow without limit.
-    chunks, size = [], 0
-    try:
-        while chunk := request.stream.read(_READ_CHUNK_BYTES):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > bound:
-                raise too_big
-    except RequestEntityTooLarge:  # werkzeug's own stream stops at the same bound
-        raise too_big from None
-    return b"".join(chunks)
 
 
 def _session(principal: Principal) -> protocol.Session:
@@ -178,29 +138,11 @@ def post():
         return _json(protocol.error_message(None, INTERNAL_ERROR, "Internal error."), 500)
 
 
-def database_unavailable(failure: Exception) -> Response:
-    """The database could not serve (even before the request reached its view): a JSON-RPC server error."""
-    current_app.logger.warning("the database could not serve an MCP request: %s: %s", type(failure).__name__, failure)
-    return unavailable(unavailable_error())
-
-
-def unavailable(refusal: ServiceError) -> Response:
-    """A 503 of the service's (the database away, the process busy) as a JSON-RPC server error, with Retry-After."""
-    message = protocol.error_message(None, SERVER_UNAVAILABLE, refusal.message, refusal.to_dict())
-    return _json(message, refusal.status, {"Retry-After": str(refusal.retry_after)})
-
-
 for _failure in UNAVAILABLE:
     blp.register_error_handler(_failure, database_unavailable)
 
 
-@blp.errorhandler(ServiceError)
-def _refused_before_the_view(refusal: ServiceError) -> Response:
-    # Raised by the app's admission (the work gate's `busy`) before post() could answer in JSON-RPC, or while its
-    # body arrived.
-    if refusal.status == 503 and refusal.retry_after is not None:
-        return unavailable(refusal)
-    return _json(protocol.error_message(None, INVALID_REQUEST, refusal.message, refusal.to_dict()), refusal.status)
+blp.register_error_handler(ServiceError, _refused_before_the_view)
 
 
 @blp.route("/mcp", methods=["GET", "DELETE", "PUT", "PATCH"])

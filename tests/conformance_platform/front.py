@@ -48,6 +48,7 @@ ROUTES = {
     "approvals": r"/v1/conversations/(?P<id>[^/]+)/approvals",
     "decision": r"/v1/conversations/(?P<id>[^/]+)/approvals/(?P<approval>[^/]+)",
     "jwks": r"/orgs/[^/]+/\.well-known/jwks\.json", "rotate": r"/v1/keys/rotate", "mcp": r"/mcp",
+    "mcp-project": r"/mcp/projects/(?P<project>[^/]+)",
 }
 # Before "tool", which would take `import` for a tool's name.
 ROUTES = {"import": r"/v1/tools/import", **ROUTES}
@@ -288,7 +289,28 @@ class Front:
             return self.bend_jwks(outgoing, answer)
         if kind == "mcp" and isinstance((answer or {}).get("result"), dict):
             return outgoing.with_json({**answer, "result": self.bend_mcp(incoming, answer["result"])})
+        if kind == "mcp-project":
+            return self.bend_project_mcp(incoming, outgoing, answer)
         return outgoing
+
+    def bend_project_mcp(self, incoming: Incoming, outgoing: Outgoing, answer: Any) -> Outgoing:
+        """A project's MCP server that challenges without its metadata, offers the subject, hands over the
+        endpoint's error body, or answers a held call as a failure."""
+        if outgoing.status == 401 and self.on("mcp-challenge-without-metadata"):
+            return Outgoing(401, {**outgoing.headers, "WWW-Authenticate": 'Bearer realm="toolgate"'}, outgoing.body)
+        result = (answer or {}).get("result") if isinstance(answer, dict) else None
+        if not isinstance(result, dict):
+            return outgoing
+        if isinstance(result.get("tools"), list) and self.on("mcp-project-subject-offered"):
+            tools = [{**t, "inputSchema": {**t.get("inputSchema", {}), "properties": {
+                **t.get("inputSchema", {}).get("properties", {}), "subject": {"type": "string"}}}}
+                for t in result["tools"]]
+            result = {**result, "tools": tools}
+        if result.get("isError") is True and self.on("mcp-project-error-bodies"):
+            result = {**result, "content": [{"type": "text", "text": LEAKED}]}
+        if "approval" in (result.get("structuredContent") or {}) and self.on("mcp-project-held-as-error"):
+            result = {**result, "isError": True}
+        return outgoing.with_json({**answer, "result": result})
 
     def bend_violations(self, answer: dict[str, Any]) -> dict[str, Any]:
         """A refusal's violations, reworded or cut short."""

@@ -108,6 +108,9 @@ MODES = [
         "context-unlabelled": True, "session-start-offered": True, "opens-ignore-entitlements": True,
         "context-error-body": True,
     }, back={"tamper": {"_session_signed$": "sub"}, "sequential": "_session_parallel_"}),
+    Mode("mcp-project", area("mcp-project"), front={
+        "mcp-challenge-without-metadata": True, "mcp-project-subject-offered": True,
+        "mcp-project-error-bodies": True, "mcp-project-held-as-error": True}),
     Mode("parallel", area("parallel"), front={"shuffle-results": True},
          back={"sequential": "_parallel_overlap_"}),
     Mode("sequential-calls", frozenset({"parallel/calls-overlap", "session-start/in-parallel",

@@ -16,6 +16,7 @@ from conformance.platform.cases import (  # noqa: F401  (each module declares it
     entitlement,
     importing,
     lifecycle,
+    mcp_project,
     parallel,
     projects,
     request,
