@@ -17,6 +17,7 @@ import json
 import re
 import time
 from typing import Any, Callable, Iterable
+from urllib.parse import parse_qs
 
 from flask import Flask
 from werkzeug.http import HTTP_STATUS_CODES
@@ -70,6 +71,8 @@ def install_project_route(app: Flask) -> None:
             try:
                 gate.enter(work_gate)
                 person = authenticate_session(bearer_in(environ.get("HTTP_AUTHORIZATION", "")), config)
+                if not _names_its_organization(environ.get("QUERY_STRING", ""), person.organization.slug):
+                    raise _ToFlask  # the view refuses another organization's `?org=`
                 body = environ["wsgi.input"].read(length)
                 message = protocol.parse_message(body)
                 session = project_session.read(config.secret_key, environ["HTTP_MCP_SESSION_ID"])
@@ -108,6 +111,11 @@ def install_project_route(app: Flask) -> None:
             logs.request_id.reset(token)
 
     app.wsgi_app = serve  # type: ignore[method-assign]  # Flask's documented way to wrap its WSGI app
+
+
+def _names_its_organization(query: str, slug: str) -> bool:
+    """Whether the query string names no organization but the token's own (`?org=`, the resource's, RFC 9728)."""
+    return all(value == slug for value in parse_qs(query).get("org", []))
 
 
 def _plain_call(message: Message) -> bool:

@@ -8,15 +8,15 @@ JSON-RPC error body; without a token, 401 names the resource's metadata (RFC 972
 from __future__ import annotations
 
 from typing import Any, Iterator
-from urllib.parse import quote
 
 from flask import Blueprint, Response, current_app, g, request, stream_with_context
 
 from service.catalogue import violation
 from service.conversations import Session, authenticate_session, open_conversation
 from service.database import UNAVAILABLE, unavailable_error
-from service.errors import REQUEST, ServiceError, invalid
+from service.errors import REQUEST, ServiceError, invalid, not_found
 from service.http import DISPATCHER_KEY, app_config, bearer_token
+from service.identity.resource import www_authenticate
 from service.mcp import elicitation, project_server, project_session, protocol
 from service.mcp.project_session import ProjectSession
 from service.mcp.protocol import (
@@ -39,6 +39,7 @@ from service.mcp.transport import (
 )
 from service.models import Conversation
 from service.registry.organizations import looks_like_api_key
+from service.text import is_text
 
 blp = Blueprint("mcp_projects", __name__)
 
@@ -65,6 +66,9 @@ def _person(project: str) -> Session:
         g.session = authenticate_session(token, app_config(current_app))  # the conversation routes' very path
     except ServiceError as error:
         raise _unauthorized(error.message) from None
+    named = _named_organization()
+    if named is not None and named != g.session.organization.slug:  # a project of another organization: not found
+        raise not_found("project")
     return g.session
 
 
@@ -72,10 +76,16 @@ def _unauthorized(message: str) -> ProtocolError:
     return ProtocolError(401, INVALID_REQUEST, message)
 
 
+def _named_organization() -> str | None:
+    """The organization the request's `?org=` names (the resource identifier's, RFC 9728); None when absent."""
+    org = request.args.get("org")
+    return org if org and is_text(org) else None
+
+
 def _www_authenticate(project: str) -> dict[str, str]:
-    resource = f"{app_config(current_app).public_url}/.well-known/oauth-protected-resource/mcp/projects/" \
-               f"{quote(project, safe='')}"
-    return {"WWW-Authenticate": f'Bearer resource_metadata="{resource}"'}
+    """The 401's header: where the resource's metadata is, the `?org=` the client was given kept (identity.resource)."""
+    public_url = app_config(current_app).public_url
+    return {"WWW-Authenticate": www_authenticate(public_url, project, _named_organization())}
 
 
 def _session(person: Session, project: str) -> tuple[ProjectSession, Conversation]:

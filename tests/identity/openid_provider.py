@@ -71,20 +71,30 @@ def openid_provider_process() -> Iterator[OpenIdProvider]:
             process.kill()
 
 
-def open_project_mcp_session(service, token: str, project: str, org: str = "acme"):
-    """`initialize` on the project's MCP server (issue 34's `/mcp/projects/{project}`) with `token` as the Bearer;
-    the HTTP response. While the service has no such route (asked without a token, it does not answer the contract's
-    401 with `WWW-Authenticate`), the test skips saying so: the lead adds the assertions on the session (its
-    instructions, tools/list, a tools/call) once that endpoint is merged beside this one."""
-    import requests
+class ProjectMcpSession:
+    """A raw Streamable HTTP session with a project's MCP server (`/mcp/projects/{project}?org=…`), `token` as the
+    Bearer: enough JSON-RPC to show a provider's token is a person's session there too."""
 
-    url = f"{service.url}/mcp/projects/{project}?org={org}"
-    probe = requests.post(url, timeout=30, json={"jsonrpc": "2.0", "id": 0, "method": "ping"})
-    if probe.status_code != 401 or "WWW-Authenticate" not in probe.headers:
-        pytest.skip("the project MCP server (/mcp/projects/{project}, issue 34) is not part of this service yet")
-    assert "resource_metadata=" in probe.headers["WWW-Authenticate"]
-    return requests.post(url, timeout=30, json={
-        "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "toolgate-identity-test", "version": "1"}}},
-        headers={"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"})
+    def __init__(self, service, token: str, project: str, org: str = "acme") -> None:
+        import requests
+
+        self.url = f"{service.url}/mcp/projects/{project}?org={org}"
+        self.http = requests.Session()
+        self.http.trust_env = False
+        self.http.headers.update({"Authorization": f"Bearer {token}",
+                                  "Accept": "application/json, text/event-stream"})
+        self.opened = self.http.post(self.url, timeout=30, json={
+            "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "toolgate-identity-test", "version": "1"}}})
+        session_id = self.opened.headers.get("Mcp-Session-Id")
+        if session_id:
+            self.http.headers.update({"Mcp-Session-Id": session_id, "MCP-Protocol-Version": "2025-06-18"})
+            self.http.post(self.url, timeout=30, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def request(self, method: str, params: dict) -> dict:
+        """The result of one JSON-RPC request; the test fails on an error."""
+        answer = self.http.post(self.url, timeout=30, json={"jsonrpc": "2.0", "id": 2, "method": method,
+                                                             "params": params})
+        assert answer.status_code == 200, answer.text
+        return answer.json()["result"]

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from service.identity.resource import resource_url
-from tests.identity.openid_provider import open_project_mcp_session
+from tests.identity.openid_provider import ProjectMcpSession
 from tests.support.constants import SUBJECT_IN_PATH
 from tests.support.definitions import tool
 from tests.support.live import Conversation, publish_project
@@ -49,5 +49,21 @@ def test_the_protected_resource_metadata_names_the_provider(service, openid_prov
 
 def test_a_token_the_provider_issued_opens_an_mcp_session(service, openid_provider, trusted):
     token = openid_provider.token(trusted, person="alice", scope="orders:read")
-    answer = open_project_mcp_session(service, token, "shop")
-    assert answer.status_code == 200, answer.text
+    session = ProjectMcpSession(service, token, "shop")
+    assert session.opened.status_code == 200, session.opened.text
+    assert [t["name"] for t in session.request("tools/list", {})["tools"]] == ["get_orders"]  # no cart:write
+    called = session.request("tools/call", {"name": "get_orders", "arguments": {"subject": "bob"}})
+    assert not called["isError"] and called["structuredContent"]["subject"] == "alice"
+
+
+def test_the_mcp_servers_401_keeps_the_organization_the_client_was_given(service, trusted):
+    answer = service.api("POST", "/mcp/projects/shop?org=acme", headers={"Authorization": ""},
+                         json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert answer.status_code == 401
+    assert answer.headers["WWW-Authenticate"] == (
+        f'Bearer resource_metadata="{service.url}/.well-known/oauth-protected-resource/mcp/projects/shop?org=acme"')
+
+
+def test_a_provider_token_names_no_project_of_another_organization(service, openid_provider, trusted):
+    token = openid_provider.token(trusted, person="alice", scope="orders:read")
+    assert ProjectMcpSession(service, token, "shop", org="globex").opened.status_code == 404
