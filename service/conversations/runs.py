@@ -323,11 +323,16 @@ def _dispatch(session: Session, turn: str, calls: Sequence[ModelCall], tools: di
     return [held[i] if i in held else ran[i] for i in range(len(calls))]
 
 
+@lru_cache(maxsize=1024)
+def _hostname(origin: str) -> str | None:
+    return urlsplit(origin).hostname
+
+
 def _traced(thunks, calls, tools, conversation_id, session_start) -> list:
     """Each call's thunk inside its `execute_tool` span, a child of the step's (service.tracing)."""
     def address(name: str) -> str | None:
         tool = tools.get(name)
-        return urlsplit(tool.compiled.origin).hostname if tool is not None else None
+        return _hostname(tool.compiled.origin) if tool is not None else None
 
     return [None if t is None else tracing.tool_call(t, recordable(c.name[:64]), recordable(c.id[:64]),
                                                      conversation_id, address(c.name), session_start)

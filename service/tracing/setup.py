@@ -91,7 +91,8 @@ def _provider() -> "TracerProvider":
 
     # Resource.create reads OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES; the provider, OTEL_TRACES_SAMPLER. A
     # service the variables leave unnamed is "toolgate" rather than the SDK's "unknown_service:python".
-    resource = Resource.create()
+    # The process id tells a gunicorn worker's spans from another's.
+    resource = Resource.create().merge(Resource({"process.pid": os.getpid()}))
     if str(resource.attributes.get("service.name", "")).startswith("unknown_service"):
         resource = resource.merge(Resource({"service.name": INSTRUMENTATION_NAME}))
     provider = TracerProvider(resource=resource)

@@ -176,6 +176,7 @@ def test_a_whole_turn_is_one_span_with_its_model_calls_steps_calls_and_approvals
     assert [c.parent_id for c in chats] == [first.span_id, again.span_id]
     assert {(c.attributes["gen_ai.request.model"], c.attributes["gen_ai.provider.name"]) for c in chats} == {
         ("scripted-model", "openai")}
+    assert all(type(c.attributes["gen_ai.usage.input_tokens"]) is int for c in chats)  # the scripted model reports 0s
     step = receiver.one("step 0")
     assert step.parent_id == first.span_id
     look = receiver.one("execute_tool look")
