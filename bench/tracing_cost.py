@@ -6,12 +6,18 @@ SDK's batch processor as in production, so its encoding and sending are in the s
 measured in ROUNDS interleaved with the other, so a machine whose load drifts weighs on both alike. Off must be the
 platform's figure of bench/call_overhead.py within noise; on, at most GOAL_RATIO more.
 
-    python -m bench.tracing_cost
+CPU time on a shared machine swings by more than the difference measured, so the same three columns (and the tree
+before tracing, TRACING_BASE) are also counted in instructions by callgrind, as bench/instructions.py counts them:
+the same count for the same code whatever else the machine runs (skipped without valgrind, or with --no-instructions).
+
+    python -m bench.tracing_cost [--no-instructions]
 """
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
+import shutil
 import tempfile
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -21,7 +27,8 @@ from typing import Iterator
 import aiohttp
 
 from bench.call_overhead import Target, through
-from bench.common import Report, endpoint, json_arg, median, platform, table
+from bench.common import Report, endpoint, json_arg, median, platform, source_at, table
+from bench.instructions import START_SECONDS, callgrind, counted
 
 SEQUENTIAL = 1_500
 ROUNDS = 5
@@ -29,6 +36,9 @@ WARMUP = 100
 GOAL_RATIO = 1.15
 COMMAND = "python -m bench.tracing_cost"
 OFF, ON = "tracing off", "tracing on (OTLP/HTTP to a local receiver)"
+#: The tree this work started from: the "before" of the instruction counts.
+TRACING_BASE = "3263ba1"
+COUNTED_STEPS = 300
 
 
 class _Sink(BaseHTTPRequestHandler):
@@ -72,7 +82,41 @@ async def measure(targets: list[Target]) -> None:
                 target.cpu_1.append((target.cpu() - cpu) / count)
 
 
-def run() -> Report:
+def instructions(stack: contextlib.ExitStack, tmp: Path, tool: str, sink: str) -> list[list[str]]:
+    """Rows of k instructions per one-call step: this tree off, on, and the tree at TRACING_BASE."""
+    base = stack.enter_context(source_at(TRACING_BASE))
+    columns = [(OFF, None, {"OTEL_TRACES_EXPORTER": "none"}), (ON, None, {"OTEL_EXPORTER_OTLP_ENDPOINT": sink}),
+               (f"before tracing ({TRACING_BASE})", base, {})]
+    rows = []
+    for name, root, env in columns:
+        if root is None and name.startswith("before"):
+            continue
+        out = tmp / f"callgrind.{len(rows)}"
+        extra = {"root": root} if root is not None else {}
+        with platform(tmp, under=callgrind(out), start_seconds=START_SECONDS, env=env, **extra) as running:
+            per_step = asyncio.run(_counted_steps(through(name, running, tool), running.pid, out))
+        rows.append([name, f"{per_step / 1000:,.0f}"])
+    return rows
+
+
+async def _counted_steps(target: Target, pid: int, out: Path) -> float:
+    """Instructions per one-call step of `target`'s server, over COUNTED_STEPS after WARMUP, on one connection."""
+    async with aiohttp.ClientSession() as session:
+        for _ in range(WARMUP):
+            await target.one(session)
+        loop = asyncio.get_running_loop()
+
+        async def steps() -> None:
+            for _ in range(COUNTED_STEPS):
+                await target.one(session)
+
+        # The counting is switched from a thread, so this loop goes on serving the steps meanwhile.
+        total = await asyncio.to_thread(counted, pid, out,
+                                        lambda: asyncio.run_coroutine_threadsafe(steps(), loop).result())
+    return total / COUNTED_STEPS
+
+
+def run(with_instructions: bool) -> Report:
     report = Report("tracing_cost", "What tracing costs a one-call step (CPU, off and on)", COMMAND)
     with contextlib.ExitStack() as stack:
         base, _pid = stack.enter_context(endpoint())
@@ -84,6 +128,7 @@ def run() -> Report:
                                                     "OTEL_SERVICE_NAME": "toolgate-bench"}))
         targets = [through(OFF, off, tool), through(ON, on, tool)]
         asyncio.run(measure(targets))
+        counts = instructions(stack, tmp, tool, sink) if with_instructions and shutil.which("valgrind") else []
     cpu_off, cpu_on = (median(t.cpu_1) for t in targets)
     report.tables.append(table(["column", "CPU µs per one-call step (median of rounds)", "each round"], [
         [t.name, f"{median(t.cpu_1) * 1e6:,.0f}", ", ".join(f"{c * 1e6:,.0f}" for c in t.cpu_1)] for t in targets]))
@@ -91,6 +136,12 @@ def run() -> Report:
                 f"{cpu_on / cpu_off - 1:+.1%} ({cpu_off * 1e6:,.0f} → {cpu_on * 1e6:,.0f} µs)",
                 cpu_on <= cpu_off * GOAL_RATIO, "two spans a step (server, execute_tool), batched and encoded in the "
                 "serving process")
+    if counts:
+        report.tables.append(table(["column", "k instructions per one-call step (callgrind)"], counts))
+        off_count, on_count = (float(row[1].replace(",", "")) for row in counts[:2])
+        report.notes.append(f"Counted: on runs {on_count / off_count - 1:+.1%} the instructions of off"
+                            + (f"; off runs {off_count / float(counts[2][1].replace(',', '')) - 1:+.1%} those of "
+                               f"the tree before tracing" if len(counts) > 2 else "") + ".")
     report.notes += [
         f"{SEQUENTIAL} sequential one-call steps on each, after {WARMUP} warm-up, in {ROUNDS} interleaved rounds; CPU "
         "is the serving process's (user + system, all its threads: the batch processor's export included).",
@@ -101,8 +152,10 @@ def run() -> Report:
 
 
 def main(argv: list[str] | None = None) -> int:
-    _args, json_path = json_arg(argv)
-    run().emit(json_path)
+    args, json_path = json_arg(argv)
+    parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__.splitlines()[0])
+    parser.add_argument("--no-instructions", action="store_true", help="skip the callgrind counts")
+    run(not parser.parse_args(args).no_instructions).emit(json_path)
     return 0
 
 

@@ -35,6 +35,8 @@ class ReceivedSpan:
     events: list[tuple[str, dict[str, Any]]]
     error: bool
     resource: dict[str, Any] = field(default_factory=dict)
+    start_ns: int = 0
+    end_ns: int = 0
 
     def texts(self) -> list[str]:
         """Every name and value this span carries, as text: what a privacy check scans."""
@@ -79,7 +81,8 @@ class Receiver:
                         span.name, KINDS.get(span.kind, "unspecified"), span.trace_id.hex(), span.span_id.hex(),
                         span.parent_span_id.hex(), _attributes(span.attributes),
                         [(e.name, _attributes(e.attributes)) for e in span.events],
-                        span.status.code == ERROR_STATUS, resource))
+                        span.status.code == ERROR_STATUS, resource, span.start_time_unix_nano,
+                        span.end_time_unix_nano))
         self.requests += 1
         answer = ExportTraceServiceResponse().SerializeToString()
         start_response("200 OK", [("Content-Type", "application/x-protobuf"), ("Content-Length", str(len(answer)))])

@@ -3,7 +3,10 @@ on 127.0.0.1, the mock backend as the endpoint (its echo shows the `traceparent`
 for whole turns. Each test checks parentage, names and attributes, and that no secret it used is in any span."""
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
+from pathlib import Path
 
 import pytest
 import requests
@@ -22,6 +25,8 @@ TRACEPARENT = f"00-{CALLER_TRACE}-{CALLER_SPAN}-01"
 #: An argument value and a message no span may carry.
 SECRET_ARGUMENT = "argument-value-7f3a"
 SECRET_MESSAGE = "message-text-9c1e"
+#: Where the turn test writes the spans it received, when set (the docs' trace picture is drawn from them).
+TRACE_OUT = "TOOLGATE_TRACE_OUT"
 ITEM = {"name": "item", "type": "string", "location": "body"}
 
 
@@ -161,6 +166,8 @@ def test_a_whole_turn_is_one_span_with_its_model_calls_steps_calls_and_approvals
         assertions = [c["authorization"] for c in platform.backend_calls()]
 
     spans = flushed(receiver).spans
+    if os.environ.get(TRACE_OUT):  # the spans for docs/screenshots/trace-turn.png (tests/tracing/waterfall.py)
+        Path(os.environ[TRACE_OUT]).write_text(json.dumps([dataclasses.asdict(s) for s in spans], indent=1))
     # Session-start calls: under the conversation's opening.
     opening = receiver.one("POST /v1/conversations")
     start = receiver.one("execute_tool profile")
