@@ -60,19 +60,19 @@ def page(spans: list[dict], title: str) -> str:
             f'<div class="row"><div class="label" style="padding-left:{depth * 16 + 6}px">'
             f'<b>{html.escape(span["name"])}</b>{error} <small>{html.escape(shown)}</small></div>'
             f'<div class="lane"><div class="bar" style="left:{left:.2f}%;width:{width:.2f}%;'
-            f'background:{_colour(span["name"], span["kind"])}"></div>'
-            f'<span class="time" style="left:{min(left + width, 88):.2f}%">'
-            f'{(span["end_ns"] - span["start_ns"]) / 1e6:.1f} ms {html.escape(events)}</span></div></div>')
+            f'background:{_colour(span["name"], span["kind"])}"></div></div>'
+            f'<div class="time">{(span["end_ns"] - span["start_ns"]) / 1e6:.1f} ms '
+            f'<span class="event">{html.escape(events)}</span></div></div>')
     service = spans[0]["resource"].get("service.name", "")
     return f"""<!doctype html><meta charset="utf-8"><style>
 body {{ font: 13px system-ui, sans-serif; margin: 16px; color: #222; }}
 h1 {{ font-size: 16px; margin: 0 0 4px; }} .meta {{ color: #666; margin-bottom: 12px; }}
 .row {{ display: flex; border-bottom: 1px solid #eee; height: 26px; align-items: center; }}
-.label {{ width: 560px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }}
+.label {{ width: 520px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }}
 .label small {{ color: #666; }} .error {{ color: #c0392b; font-weight: bold; }}
 .lane {{ position: relative; flex: 1; height: 100%; }}
 .bar {{ position: absolute; top: 7px; height: 12px; border-radius: 2px; }}
-.time {{ position: absolute; top: 5px; margin-left: 6px; color: #555; white-space: nowrap; }}
+.time {{ width: 230px; padding-left: 10px; color: #555; white-space: nowrap; }} .event {{ color: #7a5195; }}
 </style><h1>{html.escape(title)}</h1>
 <div class="meta">service {html.escape(str(service))} · {len(spans)} spans · {total / 1e6:.1f} ms ·
 trace {html.escape(rows[0][1]["trace_id"])}</div>
