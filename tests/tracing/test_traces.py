@@ -160,8 +160,8 @@ def test_a_whole_turn_is_one_span_with_its_model_calls_steps_calls_and_approvals
         paused = chat.send(SECRET_MESSAGE)
         [approval] = paused["approvals"]
         decided = chat.decide(approval["id"], "approve")
-        going_on = chat.go_on()
-        assert going_on["reply"].startswith("Done")
+        streamed = chat.stream(None)  # the continue, as server-sent events: its span lasts until the stream ends
+        assert streamed[-1][0] == "reply" and streamed[-1][1]["reply"].startswith("Done")
         service = platform.services["openai"]
         assertions = [c["authorization"] for c in platform.backend_calls()]
 
@@ -178,6 +178,9 @@ def test_a_whole_turn_is_one_span_with_its_model_calls_steps_calls_and_approvals
     assert first.attributes["gen_ai.conversation.id"] == chat.id
     assert first.attributes["toolgate.turn.id"] == again.attributes["toolgate.turn.id"] == paused["turn"]
     assert first.attributes["toolgate.turn.stopped"] == "awaiting-approval"
+    streaming = parent(receiver, again)
+    assert streaming.name == "POST /v1/conversations/<conversation_id>/messages" and streaming != parent(receiver, first)
+    assert streaming.start_ns <= again.start_ns and again.end_ns <= streaming.end_ns
     chats = receiver.named("chat ")
     assert [c.name for c in chats] == ["chat scripted-model"] * 2
     assert [c.parent_id for c in chats] == [first.span_id, again.span_id]
