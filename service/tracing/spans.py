@@ -63,9 +63,7 @@ def traced_wsgi(app: Callable[..., Iterable[bytes]]) -> Callable[..., Iterable[b
         # No caller's trace (most requests): a root span, without the propagator's work.
         caller = _propagator().extract(environ, getter=_GETTER) if "HTTP_TRACEPARENT" in environ else None
         span = tracer.start_span(method, context=caller,
-                                 kind=trace.SpanKind.SERVER,
-                                 attributes={"http.request.method": method,
-                                             "url.scheme": str(environ.get("wsgi.url_scheme", "http"))})
+                                 kind=trace.SpanKind.SERVER, attributes={"http.request.method": method})
         token = context.attach(trace.set_span_in_context(span))
 
         def started(status: str, headers: list, exc_info: Any = None) -> Any:
