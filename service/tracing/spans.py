@@ -49,14 +49,15 @@ def _propagator() -> Any:
     return TraceContextTextMapPropagator()
 
 
-def traced_wsgi(app: Callable[..., Iterable[bytes]]) -> Callable[..., Iterable[bytes]]:
-    """`app` with a server span for each request, continuing the caller's `traceparent`/`tracestate` (the W3C
-    propagator only: a span of ours never takes a vendor's header). The route names it once known (`answered`)."""
+def traced_wsgi(inner: Callable[..., Iterable[bytes]]) -> Callable[..., Iterable[bytes]]:
+    """`inner` (a WSGI app) with a server span for each request, continuing the caller's `traceparent`/`tracestate`
+    (the W3C propagator only: a span of ours never takes a vendor's header). The route names it once known
+    (`answered`)."""
 
     def serve(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         tracer = state.tracer
         if tracer is None:
-            return app(environ, start_response)
+            return inner(environ, start_response)
         from opentelemetry import context, trace
 
         method = str(environ.get("REQUEST_METHOD", ""))[:16]
@@ -76,7 +77,7 @@ def traced_wsgi(app: Callable[..., Iterable[bytes]]) -> Callable[..., Iterable[b
                                                                                                          headers)
 
         try:
-            body = app(environ, started)
+            body = inner(environ, started)
         except BaseException:
             span.end()
             raise

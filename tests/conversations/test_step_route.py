@@ -143,8 +143,9 @@ HOOKS_THE_PLAIN_PATH_DOES = {
 #: The exceptions the app answers in the one shape, which the plain path answers with the same `error_for`.
 ERRORS_THE_PLAIN_PATH_ANSWERS = {"ServiceError", "IntegrityError", "OperationalError", "InterfaceError",
                                  "MaxConnectionsExceeded", "DatabaseTimeout", "RequestEntityTooLarge", "HTTPException"}
-#: The WSGI layers a request passes, outermost first: the plain path stands between the body's arrival and admission.
-WSGI_LAYERS = ["with_arrival.<locals>.arriving", "install_step_route.<locals>.serve", "install_admission.<locals>.gated",
+#: The WSGI layers a request passes, outermost first: the plain path stands between the body's arrival and admission
+#: (and every request's server span, while tracing, around all of them: service.tracing).
+WSGI_LAYERS = ["traced_wsgi.<locals>.serve", "with_arrival.<locals>.arriving", "install_step_route.<locals>.serve", "install_admission.<locals>.gated",
                "Flask.wsgi_app"]
 
 
