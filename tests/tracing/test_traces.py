@@ -204,3 +204,13 @@ def test_a_whole_turn_is_one_span_with_its_model_calls_steps_calls_and_approvals
     assert_private(spans, SECRET_MESSAGE, SECRET_ARGUMENT, chat.token, service.admin_key, service.backend_key,
                    *assertions, *(a.removeprefix("Bearer ") for a in assertions), decided["result"]["output"])
     assert {s.kind for s in spans} >= {"server", "internal"}
+
+
+def test_a_failed_model_call_is_an_error_span_with_the_failure_kind_and_not_its_detail(receiver):
+    from service.llm import MODEL_REFUSED, ModelFailure
+
+    with pytest.raises(ModelFailure), tracing.span("chat scripted-model", {"gen_ai.operation.name": "chat"}):
+        raise ModelFailure(MODEL_REFUSED, f"the API said {SECRET_MESSAGE}", 500)
+    span = flushed(receiver).one("chat scripted-model")
+    assert span.error and span.attributes["error.type"] == MODEL_REFUSED
+    assert_private(receiver.spans, SECRET_MESSAGE)
