@@ -20,7 +20,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 from urllib.parse import quote
 
 import requests
@@ -269,15 +269,16 @@ def shared_tool(name: str, url: str, description: str = "", **extra: Any) -> dic
 @contextlib.contextmanager
 def platform(tmp: Path, *, engine: str = "geventhttpclient", workers: int = 1, defer_records: bool = False,
              database_url: str | None = None, root: Path = ROOT, under: Sequence[str] = (),
-             start_seconds: float = START_SECONDS) -> Iterator[Platform]:
+             start_seconds: float = START_SECONDS, env: Mapping[str, str] | None = None) -> Iterator[Platform]:
     """`toolgate serve` on a fresh SQLite database in `tmp` (or `database_url`), loopback allowed.
 
     `engine` picks the HTTP client calls are sent with, `defer_records` the experiment of recording after
     the answer (bench/platform.py); the organization and keys are made with the `toolgate` CLI, exactly as an
     operator would. `root` is the source tree to run: another than this one (`source_at`) runs as it is, with its
     own engine and without the experiment. `under` is a command the server runs under (a profiler), given
-    `start_seconds` to come up.
+    `start_seconds` to come up. `env`: more variables for the server alone (OpenTelemetry's, bench/tracing_cost.py).
     """
+    extra = env
     database_url = database_url or f"sqlite:///{tmp / f'bench-{secrets.token_hex(4)}.db'}"
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -293,7 +294,7 @@ def platform(tmp: Path, *, engine: str = "geventhttpclient", workers: int = 1, d
             ["--defer-records"] if defer_records else []) + ["--", *serve]
     else:
         args = [PYTHON, "-m", "service.entry", *serve]
-    with child([*under, *args], env=env, ready_line=None, cwd=root) as (process, _):
+    with child([*under, *args], env={**env, **(extra or {})}, ready_line=None, cwd=root) as (process, _):
         _wait_until_up(base, process, start_seconds)
         yield Platform(url=base, pid=process.pid, admin_key=org["admin_key"], backend_key=backend["key"])
 

@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # Flask is imported only by whoever builds an app, not by the
 def create_app(config: Config | None = None) -> "Flask":
     """Build the WSGI app on the configured database; refuses a database whose schema is behind."""
 
-    from service import http
+    from service import http, tracing
     from service.api import register_api
     from service.api.converters import install_converters
     from service.database import open_database
@@ -69,6 +69,10 @@ def create_app(config: Config | None = None) -> "Flask":
 
     mcp.register(app)
     dashboard.register(app)
-    http.install_arrival(app)  # last, so outermost: every path (the step route's too) reads its body this way
+    http.install_arrival(app)  # every path (the step route's too) reads its body this way
+    # Outermost: a request's server span covers all of it. Each process (a gunicorn worker, after its fork) builds
+    # its own exporter here, from OpenTelemetry's variables; off, the wrapper only tests that it is.
+    tracing.configure()
+    app.wsgi_app = tracing.traced_wsgi(app.wsgi_app)  # type: ignore[method-assign]  # Flask's documented way
     return app
 

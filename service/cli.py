@@ -119,8 +119,13 @@ def serve(host: str, port: int, database: str | None, public_url: str | None, wo
         return
     from service.server import service_server
 
-    serve_forever(service_server(listener, app),
-                  ready=f"toolgate listening on {{url}} (database {config.database_url})", grace=STOP_GRACE_SECONDS)
+    try:
+        serve_forever(service_server(listener, app),
+                      ready=f"toolgate listening on {{url}} (database {config.database_url})", grace=STOP_GRACE_SECONDS)
+    finally:
+        from service import tracing
+
+        tracing.stop()  # the last spans leave before the process does
 
 
 @cli.command()

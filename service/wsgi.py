@@ -70,6 +70,7 @@ def serve_workers(factory: Callable[[], "Flask"], listener: socket.socket, worke
                 "preload_app": False,  # each worker opens its own database connections after the fork
                 "post_fork": lambda _server, _worker: _patch_database_driver(),
                 "post_worker_init": lambda _worker: _settle_process(),  # the worker's app is built
+                "worker_exit": lambda _server, _worker: _stop_tracing(),  # its last spans leave before it does
             }
             for name, value in settings.items():
                 self.cfg.set(name, value)
@@ -78,6 +79,12 @@ def serve_workers(factory: Callable[[], "Flask"], listener: socket.socket, worke
             return factory()
 
     _Toolgate().run()
+
+
+def _stop_tracing() -> None:
+    from service import tracing
+
+    tracing.stop()
 
 
 def _settle_process() -> None:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from service import tracing
 from service.catalogue import violation
-from service.conversations.held import APPROVED, DECLINED, EXPIRED, PENDING
+from service.conversations.held import APPROVED, DECLINED, EXPIRED, PENDING, approval_event
 from service.conversations.offered import pinned_tool
 from service.conversations.runs import Dispatcher, ModelCall, get_conversation, run_decided_call
 from service.conversations.sessions import Session
@@ -97,6 +98,7 @@ def decide(session: Session, conversation_id: str, approval_id: str, body: Any, 
                 raise approval_decided(current.status)
             raise approval_expired()
         metrics.approvals(session.organization.slug, row.tool, status)
+        tracing.event("approval decided", approval_event(row.id, row.tool, row.call_id, conversation.id, status))
         call = ModelCall(id=row.call_id, name=row.tool, arguments=row.arguments, approval=row.id)
         tool = pinned_tool(row.tool, row.tool_version, definition)
         result = run_decided_call(session, conversation.id, row.turn, call, tool, dispatcher,

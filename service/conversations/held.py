@@ -36,6 +36,12 @@ def approval_expiry(session: Session, lifetime_seconds: float, at: float) -> flo
     return min(at + lifetime_seconds, float(session.claims.expires_at))
 
 
+def approval_event(approval_id: str, tool: str, call_id: str, conversation_id: str, status: str) -> dict[str, str]:
+    """The attributes of an approval's span event (held, decided): ids and its status, never its arguments."""
+    return {"toolgate.approval.id": approval_id, "gen_ai.tool.name": tool, "gen_ai.tool.call.id": call_id,
+            "gen_ai.conversation.id": conversation_id, "toolgate.approval.status": status}
+
+
 def hold(session: Session, conversation_id: str, turn: str, call_id: str, tool: PinnedTool, arguments: dict,
          lifetime_seconds: float, at: float) -> tuple[Held, dict[str, Any]]:
     """The held call, and the approval row to store for it (random id; the definition and arguments as sent)."""

@@ -13,10 +13,12 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Sequence
+from urllib.parse import urlsplit
 
+from service import tracing
 from service.catalogue import Violation, violation
 from service.config import Config
-from service.conversations.held import Held, hold
+from service.conversations.held import PENDING, Held, approval_event, hold
 from service.conversations.offered import PinnedTool, offered, pinned_tools, resolve_project_version
 from service.conversations.records import write_call_records
 from service.conversations.sessions import Session
@@ -285,6 +287,7 @@ def _dispatch(session: Session, turn: str, calls: Sequence[ModelCall], tools: di
             held[index], row = hold(session, conversation_id, turn, call.id, tool, arguments,
                                     config.approval_lifetime_seconds, at)
             approvals.append(row)
+            tracing.event("approval held", approval_event(row["id"], tool.name, call.id, conversation_id, PENDING))
             return None
 
         def sign() -> str:
@@ -299,6 +302,8 @@ def _dispatch(session: Session, turn: str, calls: Sequence[ModelCall], tools: di
                                  sign=sign, deadline=config.call_deadline_seconds)
 
     thunks = [thunk(i, c) for i, c in enumerate(calls)]
+    if tracing.state.tracer is not None:
+        thunks = _traced(thunks, calls, tools, conversation_id, session_start)
     sent = [i for i, t in enumerate(thunks) if t is not None]
     with dispatcher.slots.held(session.organization.id, 0 if slots_held else len(sent)):
         if approvals:
@@ -316,6 +321,22 @@ def _dispatch(session: Session, turn: str, calls: Sequence[ModelCall], tools: di
         assertions.extend(signed)
     ran = dict(zip(sent, outcomes))
     return [held[i] if i in held else ran[i] for i in range(len(calls))]
+
+
+@lru_cache(maxsize=1024)
+def _hostname(origin: str) -> str | None:
+    return urlsplit(origin).hostname
+
+
+def _traced(thunks, calls, tools, conversation_id, session_start) -> list:
+    """Each call's thunk inside its `execute_tool` span, a child of the step's (service.tracing)."""
+    def address(name: str) -> str | None:
+        tool = tools.get(name)
+        return _hostname(tool.compiled.origin) if tool is not None else None
+
+    return [None if t is None else tracing.tool_call(t, recordable(c.name[:64]), recordable(c.id[:64]),
+                                                     conversation_id, address(c.name), session_start)
+            for t, c in zip(thunks, calls)]
 
 
 def _record(session, conversation_id, turn, calls, tools, outcomes, jtis, session_start) -> None:

@@ -22,6 +22,7 @@ from typing import Any, Iterator
 import gevent
 from peewee import IntegrityError
 
+from service import tracing
 from service.catalogue import violation
 from service.config import Config
 from service.conversations.approvals import approval_views
@@ -139,6 +140,17 @@ def run_turn(session: Session, conversation: Conversation, text: str | None, ada
 
 def turn_events(session: Session, conversation: Conversation, text: str | None, adapter: ModelAdapter,
                 dispatcher: Dispatcher, limits: TurnLimits) -> Iterator[tuple[str, dict[str, Any]]]:
+    """`_turn_events`, inside the turn's span while tracing (an `invoke_agent` span: its model calls and steps
+    under it)."""
+    events = _turn_events(session, conversation, text, adapter, dispatcher, limits)
+    return tracing.traced_events(events, "invoke_agent toolgate", {
+        "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "toolgate",
+        "gen_ai.conversation.id": conversation.id, "gen_ai.provider.name": adapter.provider,
+        "gen_ai.request.model": adapter.model})
+
+
+def _turn_events(session: Session, conversation: Conversation, text: str | None, adapter: ModelAdapter,
+                 dispatcher: Dispatcher, limits: TurnLimits) -> Iterator[tuple[str, dict[str, Any]]]:
     """Run one turn, yielding its events as they happen; `text` None continues the turn paused for approval.
 
     `("turn", {"turn"})` first, or instead a 409 ServiceError that changes nothing: the conversation is already
@@ -162,6 +174,7 @@ def turn_events(session: Session, conversation: Conversation, text: str | None, 
                 raise nothing_to_continue()
             decided = hand_over(session, conversation, paused, dispatcher)
             turn, prior = Turn(id=paused.turn, conversation=conversation), steps_taken(rows, paused.turn)
+            tracing.annotate({"toolgate.turn.id": turn.id})
             # Kept before anything is streamed: once handed over, the turn is no longer paused, whatever follows.
             rows.append(_store(conversation, turn, "tool", {"results": [d["result"] for d in decided],
                                                             "approvals": [d["approval"]["id"] for d in decided]}))
@@ -172,6 +185,7 @@ def turn_events(session: Session, conversation: Conversation, text: str | None, 
             if paused is not None:
                 refuse_message(conversation, paused, dispatcher.config)
             turn, prior, decided = start_turn(conversation), 0, []
+            tracing.annotate({"toolgate.turn.id": turn.id})
             yield "turn", {"turn": turn.id}
             rows.append(_store(conversation, turn, "user", {"text": text}))
         yield from _steps(session, conversation, turn, rows, adapter, dispatcher, limits, prior, decided)
@@ -224,6 +238,7 @@ def _steps(session, conversation, turn, rows, adapter, dispatcher, limits, prior
         transcript += [ModelMessage("assistant", answer.text, answer.calls),
                        ModelMessage("tool", results=tuple(ToolResult.from_result(r) for r in step["results"]))]
     if stopped is not None:
+        tracing.annotate({"toolgate.turn.stopped": stopped["reason"]})
         _store(conversation, turn, "platform", pause_note(stopped, awaiting) if awaiting else {"stopped": stopped})
     approvals = approval_views(session, conversation, awaiting) if awaiting else []
     yield "reply", {"turn": turn.id, "reply": reply, "steps": steps, "stopped": stopped, "approvals": approvals,
@@ -244,7 +259,9 @@ def _step(session, conversation, turn, answer: ModelAnswer, dispatcher, index: i
         _store(conversation, turn, "assistant", {"text": answer.text, "calls": calls})
         yield "step", {"step": index, "calls": calls}
         started_at, started = time.time(), time.monotonic()
-        results = run_model_step(session, conversation, turn, model_calls, dispatcher, slots_held=True)
+        with tracing.span(f"step {index}", {"gen_ai.conversation.id": conversation.id, "toolgate.turn.id": turn.id,
+                                            "toolgate.step": index}):
+            results = run_model_step(session, conversation, turn, model_calls, dispatcher, slots_held=True)
     elapsed_ms = round((time.monotonic() - started) * 1000)
     _store(conversation, turn, "tool", {"results": results})
     for result in results:
@@ -257,8 +274,13 @@ def _ask(adapter: ModelAdapter, request: ModelRequest, deadline: float) -> Model
     attempt = 1
     while True:
         try:
-            with released():  # no database connection is held while the model thinks
+            with released(), tracing.span(f"chat {adapter.model}", {  # no connection held while the model thinks
+                    "gen_ai.operation.name": "chat", "gen_ai.provider.name": adapter.provider,
+                    "gen_ai.request.model": adapter.model}):
                 answer = adapter.complete(request, max(deadline - time.monotonic(), 0.0))
+                if answer.usage is not None:
+                    tracing.annotate({"gen_ai.usage.input_tokens": answer.usage[0],
+                                      "gen_ai.usage.output_tokens": answer.usage[1]})
             break
         except ModelFailure as failure:
             transient = failure.kind == MODEL_UNREACHABLE or (

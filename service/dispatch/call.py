@@ -4,7 +4,8 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable
 
-from service.dispatch.build import CompiledTool, InvalidArguments, build_request
+from service import tracing
+from service.dispatch.build import BuiltRequest, CompiledTool, InvalidArguments, build_request
 from service.dispatch.failures import INVALID_ARGUMENTS
 from service.dispatch.guard import AddressGuard
 from service.dispatch.transport import CallOutcome, send
@@ -35,4 +36,7 @@ def call_tool(
     except InvalidArguments as exc:
         log.info("invalid arguments for %s: %s", tool.definition.name, exc)
         return CallOutcome(INVALID_ARGUMENTS, detail=str(exc)[:500], found=tuple(exc.found))
+    if tracing.state.tracer is not None:  # the endpoint's own tracing continues this call's span
+        request = BuiltRequest(request.method, request.url, {**request.headers, **tracing.outgoing_headers()},
+                               request.body)
     return send(request, guard=guard, authorization=f"Bearer {sign()}", deadline=deadline, cap=cap)

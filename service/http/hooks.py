@@ -10,7 +10,7 @@ from typing import Any
 
 from flask import Flask, g, request
 
-from service import gate
+from service import gate, tracing
 from service.database import connect, release
 from service.errors import ServiceError, request_too_large
 from service.http.context import NO_CONNECTION_UP_FRONT, WITHOUT_WORK_GATE, WORK_GATE_KEY
@@ -62,6 +62,7 @@ def answered(method: str, route: str | None, path: str, status: int, seconds: fl
     it authenticated as, `view_args` the values its path gave the rule."""
     label = route if route is not None else UNMATCHED
     metrics.http_request(method, label, status, seconds)
+    tracing.answered(method, route)
     fields = {"method": method, "route": label, "status": status, "duration_ms": round(seconds * 1000, 1)}
     if route is not None:  # a path we routed holds ids, never a secret; an unmatched one could
         fields["path"] = path[:MAX_LOGGED_PATH_CHARS]

@@ -10,7 +10,15 @@ from typing import Any
 
 import anthropic
 
-from service.llm.interface import MODEL_MALFORMED, ModelAnswer, ModelFailure, ModelRequest, ToolCall, ToolSpec
+from service.llm.interface import (
+    MODEL_MALFORMED,
+    ModelAnswer,
+    ModelFailure,
+    ModelRequest,
+    ToolCall,
+    ToolSpec,
+    usage_of,
+)
 from service.llm.sdk import NO_KEY, failure_from, http_client, within
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -67,7 +75,8 @@ def parse_message(message: Any) -> ModelAnswer:
         raise ModelFailure(MODEL_MALFORMED, "neither text nor tool calls")
     if not all(isinstance(t, str) for t in texts):
         raise ModelFailure(MODEL_MALFORMED, "a text block without text")
-    return ModelAnswer("".join(texts), tuple(calls))
+    return ModelAnswer("".join(texts), tuple(calls), usage_of(getattr(message, "usage", None), "input_tokens",
+                                                               "output_tokens"))
 
 
 class MessagesAdapter:

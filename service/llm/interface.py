@@ -100,6 +100,14 @@ class ModelAnswer:
 
     text: str
     calls: tuple[ToolCall, ...] = ()
+    #: (input tokens, output tokens) where the provider reports them, for traces; None where it does not.
+    usage: tuple[int, int] | None = None
+
+
+def usage_of(usage: Any, input_name: str, output_name: str) -> tuple[int, int] | None:
+    """(input tokens, output tokens) from a provider's usage object, when it reports both as integers."""
+    given, taken = getattr(usage, input_name, None), getattr(usage, output_name, None)
+    return (given, taken) if type(given) is int and type(taken) is int else None
 
 
 class ModelFailure(Exception):

@@ -10,7 +10,15 @@ from typing import Any
 
 import openai
 
-from service.llm.interface import MODEL_MALFORMED, ModelAnswer, ModelFailure, ModelRequest, ToolCall, ToolSpec
+from service.llm.interface import (
+    MODEL_MALFORMED,
+    ModelAnswer,
+    ModelFailure,
+    ModelRequest,
+    ToolCall,
+    ToolSpec,
+    usage_of,
+)
 from service.llm.sdk import NO_KEY, failure_from, http_client, within
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -71,7 +79,8 @@ def parse_completion(completion: Any) -> ModelAnswer:
         raise ModelFailure(MODEL_MALFORMED, "the message content is not text")
     if text is None and not calls:
         raise ModelFailure(MODEL_MALFORMED, "neither text nor tool calls")
-    return ModelAnswer(text or "", tuple(calls))
+    return ModelAnswer(text or "", tuple(calls), usage_of(getattr(completion, "usage", None), "prompt_tokens",
+                                                          "completion_tokens"))
 
 
 class ChatCompletionsAdapter:

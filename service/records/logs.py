@@ -25,6 +25,7 @@ from typing import Any, Iterable, Mapping, cast
 import orjson
 from gevent import monkey
 
+from service import tracing
 from service.records.metrics import OK
 
 REQUEST_LOGGER = "service.request"
@@ -78,6 +79,8 @@ class JsonFormatter(logging.Formatter):
         current = request_id.get()
         if current is not None:
             entry["request_id"] = current
+        if tracing.state.tracer is not None and (ids := tracing.current_ids()) is not None:
+            entry["trace_id"], entry["span_id"] = ids
         entry.update(fields or {})
         if exception is not None:
             entry["exception"] = exception

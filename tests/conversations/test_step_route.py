@@ -143,9 +143,10 @@ HOOKS_THE_PLAIN_PATH_DOES = {
 #: The exceptions the app answers in the one shape, which the plain path answers with the same `error_for`.
 ERRORS_THE_PLAIN_PATH_ANSWERS = {"ServiceError", "IntegrityError", "OperationalError", "InterfaceError",
                                  "MaxConnectionsExceeded", "DatabaseTimeout", "RequestEntityTooLarge", "HTTPException"}
-#: The WSGI layers a request passes, outermost first: the plain paths (a project server's tools/call's, mcp/
-#: project_plain.py, and the step's) stand between the body's arrival and admission.
-WSGI_LAYERS = ["with_arrival.<locals>.arriving", "install_project_route.<locals>.serve",
+#: The WSGI layers a request passes, outermost first: every request's server span while tracing (service.tracing)
+#: around all of them, and the plain paths (a project server's tools/call's, mcp/project_plain.py, and the step's)
+#: between the body's arrival and admission.
+WSGI_LAYERS = ["traced_wsgi.<locals>.serve", "with_arrival.<locals>.arriving", "install_project_route.<locals>.serve",
                "install_step_route.<locals>.serve", "install_admission.<locals>.gated", "Flask.wsgi_app"]
 
 
