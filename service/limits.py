@@ -108,6 +108,10 @@ SECONDS_PER_DAY = 86_400
 DASHBOARD_PAGE_SIZE = 50
 #: The most records one read of the call log or the audit trail returns (the API's `limit` at most).
 MAX_PAGE = 500
+#: Lines one page of a list of the API (tools, projects, the audit trail) holds when `limit` is not given.
+DEFAULT_PAGE = 100
+#: The longest search a list takes (`q`): longer than any name or label it is matched against.
+MAX_SEARCH_CHARS = 200
 #: Characters of an exception's text a failure keeps as its detail (a call's, a model's): enough to name the cause,
 #: never a whole body an exception may quote.
 ERROR_DETAIL_CHARS = 500
