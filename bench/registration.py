@@ -6,7 +6,7 @@ the first page of `GET /v1/tools` and one deep page. Part two counts the SQL sta
 process (every statement through the database's `execute_sql`), at the 100th and at the 10,000th tool: the same
 count is what "no step of registration grows with the number of tools" means.
 
-    python -m bench.registration [--tools 10000]
+    python -m bench.registration [--tools 10000] [--before COMMIT]
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from typing import Any
 
 import requests
 
-from bench.common import SECRET, Report, json_arg, median, platform, table
+from bench.common import ROOT, SECRET, Report, json_arg, median, platform, source_at, table
 
 TOOLS = 10_000
 CHUNK = 1_000
@@ -37,10 +37,12 @@ def definition(i: int) -> dict[str, Any]:
             "parameters": [{"name": "q", "type": "string", "location": "query", "required": False}]}
 
 
-def through_the_api(tools: int) -> tuple[list[float], float, float, float]:
-    """Seconds per thousand registrations, the total, and the median first and deep page of GET /v1/tools."""
+def through_the_api(tools: int, root: Path = ROOT, repeats: int = PAGE_REPEATS) -> tuple[list[float], float, float,
+                                                                                      float]:
+    """Seconds per thousand registrations, the total, and the median first and deep page of GET /v1/tools, of the
+    source tree at `root`."""
     chunks = []
-    with tempfile.TemporaryDirectory() as tmp, platform(Path(tmp)) as running:
+    with tempfile.TemporaryDirectory() as tmp, platform(Path(tmp), root=root) as running:
         session = requests.Session()
         session.headers["Authorization"] = f"Bearer {running.admin_key}"
         started = time.perf_counter()
@@ -51,12 +53,13 @@ def through_the_api(tools: int) -> tuple[list[float], float, float, float]:
                 if response.status_code != 201:
                     raise RuntimeError(f"{response.status_code} {response.text[:300]}")
             chunks.append(time.perf_counter() - chunk_started)
+            print(f"{first + CHUNK} registered, the last thousand in {chunks[-1]:.1f} s", flush=True)
         total = time.perf_counter() - started
         pages = {}
         for label, after in (("first", None), ("deep", definition(tools - 50)["name"])):
             params = {"limit": 100, **({"after": after} if after else {})}
             seconds = []
-            for _ in range(PAGE_REPEATS):
+            for _ in range(repeats):
                 page_started = time.perf_counter()
                 response = session.get(f"{running.url}/v1/tools", params=params)
                 seconds.append(time.perf_counter() - page_started)
@@ -107,6 +110,17 @@ def statements_per_registration(tools: int) -> tuple[int, int]:
     return counted[100], counted[tools]
 
 
+def before(tools: int, commit: str) -> None:
+    """The same registrations and pages against the source at `commit` (the tools list then ignored `limit`)."""
+    with source_at(commit) as root:
+        if root is None:
+            raise SystemExit(f"git cannot give the source at {commit}")
+        chunks, total, first_page, deep_page = through_the_api(tools, root, repeats=3)
+    print(f"at {commit}: {tools:,} registrations {total:.1f} s (first thousand {chunks[0]:.1f} s, last "
+          f"{chunks[-1]:.1f} s); GET /v1/tools?limit=100 {first_page * 1000:.0f} ms, ?after=… "
+          f"{deep_page * 1000:.0f} ms (median of 3)", flush=True)
+
+
 def run(tools: int) -> Report:
     report = Report("registration", f"Registering {tools:,} tools through the API", COMMAND)
     chunks, total, first_page, deep_page = through_the_api(tools)
@@ -138,7 +152,12 @@ def main(argv: list[str] | None = None) -> int:
     args, json_path = json_arg(argv)
     parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__.splitlines()[0])
     parser.add_argument("--tools", type=int, default=TOOLS)
-    run(parser.parse_args(args).tools).emit(json_path)
+    parser.add_argument("--before", metavar="COMMIT", help="measure the source at COMMIT instead (no report)")
+    options = parser.parse_args(args)
+    if options.before:
+        before(options.tools, options.before)
+        return 0
+    run(options.tools).emit(json_path)
     return 0
 
 

@@ -64,35 +64,6 @@ def save_in_place(target: PlatformTarget) -> Verdict:
 
 
 @SUITE.case(
-    "lifecycle/list-pages",
-    title="The tools list comes a page at a time, in name order",
-    requirement="GET /v1/tools?limit=2 answers at most two tools in name order and a next that, given as after, "
-                "continues the list with no tool missed or repeated; the last page's next is null; a limit of 0 "
-                "is refused with 422 naming limit.",
-    spec=contract("one page of tools in name order, `{\"tools\": [...], \"next\": NAME or null}` (`limit` "
-                  "1–500, default 100; `next` is the `after` of the following page)"),
-)
-def list_pages(target: PlatformTarget) -> Verdict:
-    names = [target.name("listed", part) for part in ("c", "a", "b")]
-    for name in names:
-        expect_status(target.register(tool(name, target.mock(name, "echo/listed"))), 201, f"registering {name}")
-    check = Check()
-    search = target.name("listed_")
-    first = target.api("GET", f"/v1/tools?limit=2&q={search}")
-    check.expect(first.status == 200, "the first page", "HTTP 200", first.describe())
-    page = first.body or {}
-    check.equal("the first page's tools", sorted(names)[:2], [t.get("name") for t in page.get("tools", [])])
-    check.equal("the first page's next", sorted(names)[1], page.get("next"))
-    second = target.api("GET", f"/v1/tools?limit=2&q={search}&after={page.get('next')}").body or {}
-    check.equal("the second page's tools", sorted(names)[2:], [t.get("name") for t in second.get("tools", [])])
-    check.equal("the last page's next", None, second.get("next", "absent"))
-    refused = target.api("GET", "/v1/tools?limit=0")
-    check.equal("a limit of 0", (422, ["limit"]),
-                (refused.status, [e.get("field") for e in (refused.body or {}).get("errors", [])]))
-    return check.verdict()
-
-
-@SUITE.case(
     "lifecycle/publish-freezes",
     title="Publishing freezes the draft into an immutable version",
     requirement="Publishing answers 201 with version 1, leaves no draft, and version 1 keeps the published "
