@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import collections
 
+from peewee import fn
+
 from service.database import db, is_postgres
 from service.models import Project, ProjectDraft, Tool, ToolDraft
-from service.records.tables import AuditRecord
+from service.records.tables import AuditHead, AuditRecord
 from service.registry import get_organization
 from service.registry.listing import tool_page_query
 
@@ -35,11 +37,14 @@ def grow(organization, upto: int) -> None:
                                                          Project.name >= f"proj-{start:05d}")
             ProjectDraft.insert_many([{"project": p.id, "pins": [], "revision": 1, "updated_at": 0.0,
                                        "updated_by": "test"} for p in projects]).execute()
-            top = AuditRecord.select().where(AuditRecord.organization == organization).count()
+            top = AuditRecord.select(fn.MAX(AuditRecord.seq)).where(
+                AuditRecord.organization == organization).scalar() or 0
             AuditRecord.insert_many([{
                 "organization": organization, "seq": top + 1 + n, "created_at": 0.0, "actor": "person:admin:x",
                 "action": "register", "object_type": "tool", "object_name": f"tool_{i:05d}", "prev_hash": "0",
                 "hash": "0"} for n, i in enumerate(numbers)]).execute()
+            # The chain head follows, so a registration afterwards appends after these records.
+            AuditHead.update(seq=top + len(numbers)).where(AuditHead.organization == organization).execute()
         analyze()
 
 
@@ -63,10 +68,10 @@ class Counted:
 
         monkeypatch.setattr(kind, "execute_sql", counting)
 
-    def of(self, api, path: str) -> int:
+    def of(self, api, path: str, method: str = "GET", body=None, status: int = 200) -> int:
         self.statements.clear()
-        answer = api("GET", path)
-        assert answer.status_code == 200, answer.json
+        answer = api(method, path, body)
+        assert answer.status_code == status, answer.json
         return sum(self.statements.values())
 
 
@@ -85,6 +90,16 @@ def test_a_page_sends_the_same_statements_beside_100_rows_as_beside_2000(api, ke
     large = {path: counted.of(api, path) for path in PAGES}
     assert large == small
     assert max(small.values()) <= 8  # the key, the page, its details: a handful, never one per row
+
+
+def test_registering_sends_the_same_statements_beside_100_tools_as_beside_2000(api, keys, monkeypatch):
+    with db.connection_context():
+        organization = get_organization("acme")
+    grow(organization, SMALL)
+    counted = Counted(monkeypatch)
+    small = counted.of(api, "/v1/tools", "POST", {**DEFINITION, "name": "new_a"}, 201)
+    grow(organization, LARGE)
+    assert counted.of(api, "/v1/tools", "POST", {**DEFINITION, "name": "new_b"}, 201) == small
 
 
 def plan(query) -> str:
