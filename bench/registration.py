@@ -146,8 +146,9 @@ def run(tools: int) -> Report:
     ]))
     growth = chunks[-1] / chunks[0]
     report.goal(f"{tools:,} registrations through the API < {GOAL_SECONDS:.0f} s", f"{total:.1f} s",
-                total < GOAL_SECONDS, "per registration, one request's CPU (peewee building its ten statements is near half of "
-                "it, then Flask and the audit record) and one SQLite commit; and whatever else the two cores run")
+                total < GOAL_SECONDS,
+                "per registration, one request's CPU (peewee building its ten statements is near half of it, then "
+                "Flask and the audit record) and one SQLite commit; and whatever else the two cores run")
     report.goal(f"the last thousand within {GROWTH_RATIO}× the first", f"{growth:.2f}×", growth < GROWTH_RATIO,
                 "nothing of registration reads the organization's other tools")
     report.goal("statements per registration the same at 100 and at the last tool", f"{at_100} and {at_last}",
