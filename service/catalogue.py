@@ -198,6 +198,12 @@ RULES: dict[str, str] = {
     "argument-required": "This argument is required.",
     "argument-type": "This argument has the wrong type.",
     "argument-unknown": "This tool takes no argument of this name.",
+    # Pages of a list (tools, projects, audit records, a tool's history).
+    "page-limit": f"A page holds from 1 to {limits.MAX_PAGE} items.",
+    "search-too-long": f"A search is at most {limits.MAX_SEARCH_CHARS} characters.",
+    "after-format": f"Page after a name of at most {limits.MAX_TOOL_NAME_CHARS} characters: the last one of the "
+                    "page before (its `next`).",
+    "cursor-invalid": "This cursor is not one a list gave; list again without it.",
     # Approvals of held calls.
     "decision-format": "A decision is approve or decline.",
     "approval-pending": "This call awaits the person's decision.",

@@ -116,6 +116,10 @@ MAX_PAGE = 500
 #: The most calls the Calls page counts for its filters: past it, it says "more than 10,000". A count is a walk of at
 #: most this many index entries, never of the whole log.
 CALL_COUNT_BOUND = 10_000
+#: Lines one page of a list of the API (tools, projects, the audit trail) holds when `limit` is not given.
+DEFAULT_PAGE = 100
+#: The longest search a list takes (`q`): longer than any name or label it is matched against.
+MAX_SEARCH_CHARS = 200
 #: Characters of an exception's text a failure keeps as its detail (a call's, a model's): enough to name the cause,
 #: never a whole body an exception may quote.
 ERROR_DETAIL_CHARS = 500

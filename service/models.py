@@ -141,6 +141,7 @@ class ToolVersion(BaseModel):
 class ProjectDraft(BaseModel):
     id = AutoField()
     project = ForeignKeyField(Project, unique=True, backref="drafts", on_delete="CASCADE")
+    project_id: int
     #: [{"tool": name, "version": N or "draft"}]
     pins = JSONField()
     revision = IntegerField(default=1)
@@ -151,6 +152,7 @@ class ProjectDraft(BaseModel):
 class ProjectVersion(BaseModel):
     id = AutoField()
     project = ForeignKeyField(Project, backref="versions", on_delete="CASCADE")
+    project_id: int
     number = IntegerField()
     published_at = DoubleField(default=now)
     published_by = CharField(default="")

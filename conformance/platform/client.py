@@ -13,6 +13,7 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
+from urllib.parse import urlencode
 
 import jwt
 import requests
@@ -139,6 +140,19 @@ class PlatformTarget:
     def register(self, definition: dict[str, Any], key: str | None = None) -> Reply:
         """POST /v1/tools."""
         return self.api("POST", "/v1/tools", definition, key)
+
+    def listed_tools(self, search: str, limit: int = 100, pages: int = 20) -> list[dict[str, Any]]:
+        """Every tool `GET /v1/tools?q=search` lists, following `next` page by page (at most `pages` pages)."""
+        found: list[dict[str, Any]] = []
+        after = None
+        for _ in range(pages):
+            query = urlencode({"q": search, "limit": limit, **({"after": after} if after else {})})
+            page = expect_status(self.api("GET", f"/v1/tools?{query}"), 200, "listing tools").body
+            found += page.get("tools", [])
+            after = page.get("next")
+            if not after:
+                break
+        return found
 
     def read_tool(self, name: str) -> dict[str, Any]:
         """GET /v1/tools/{name}, which must answer 200."""

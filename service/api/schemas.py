@@ -7,7 +7,7 @@ from typing import Any
 from marshmallow import EXCLUDE, Schema, ValidationError, fields
 
 from service.catalogue import RULES
-from service.limits import MAX_STORED_INTEGER
+from service.limits import DEFAULT_PAGE, MAX_PAGE, MAX_STORED_INTEGER, MAX_TOOL_NAME_CHARS
 from service.text import CONTROL_CHARACTERS_ECMA, text_problem
 
 
@@ -72,6 +72,43 @@ class StoredInteger(fields.Integer):
         if not 1 <= number <= self.maximum:
             raise _broken("number-range")
         return number
+
+
+class PageLimit(fields.Integer):
+    """A page's `limit`: 1 to MAX_PAGE lines (DEFAULT_PAGE when not given); past that `page-limit`."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        metadata = {"minimum": 1, "maximum": MAX_PAGE, "default": DEFAULT_PAGE, **kwargs.pop("metadata", {})}
+        super().__init__(load_default=DEFAULT_PAGE, metadata=metadata, **kwargs)
+
+    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> int:
+        number = super()._deserialize(value, attr, data, **kwargs)
+        if not 1 <= number <= MAX_PAGE:
+            raise _broken("page-limit")
+        return number
+
+
+class BoundedText(Text):
+    """Text of at most `longest` characters; a longer value breaks `rule`."""
+
+    def __init__(self, *, longest: int, rule: str, **kwargs: Any) -> None:
+        metadata = {"maxLength": longest, **kwargs.pop("metadata", {})}
+        super().__init__(metadata=metadata, **kwargs)
+        self.longest, self.rule = longest, rule
+
+    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> str:
+        text = super()._deserialize(value, attr, data, **kwargs)
+        if len(text) > self.longest:
+            raise _broken(self.rule)
+        return text
+
+
+class NameAfter(BoundedText):
+    """Paging by name: the page starts after this name, the `next` of the page before."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(longest=MAX_TOOL_NAME_CHARS, rule="after-format", metadata={
+            "description": "Paging: the names after this one (the `next` of the page before)."}, **kwargs)
 
 
 class RepinSchema(Schema):

@@ -24,6 +24,7 @@ from service.definition import ELEMENT_TYPES, LOCATIONS, METHODS, SCOPES, SUBJEC
 from service.errors import ServiceError
 from service.models import Tool
 from service.ops import impact
+from service.registry.lines import LineFilter
 
 CHOICES = {"methods": METHODS, "scopes": SCOPES, "types": TYPES, "locations": LOCATIONS,
            "element_types": ELEMENT_TYPES}
@@ -48,29 +49,29 @@ def summary(tool: Tool) -> dict[str, Any]:
     return {**view, "latest": latest, "definition": definition}
 
 
-def in_project(name: str) -> set[str]:
+def in_project(name: str, search: str = "") -> LineFilter:
     """The tools a project has: its own, and those its draft version or its latest published version pins."""
     project = registry.get_project(_org(), name)
     view = registry.project_view(project)
     pins = (view["draft"]["pins"] if view["draft"] else []) + (view["versions"][-1]["pins"] if view["versions"] else [])
-    return {p["tool"] for p in pins} | {t.name for t in registry.list_tools(_org(), name)}
+    return LineFilter(search=search, project=project, pinned=frozenset(p["tool"] for p in pins))
 
 
 @blp.get("/tools")
 @requires(READ)
 def tools():
     """Every tool; or a project's (see `in_project`); or only the organization-wide ones: searched by name, display
-    name and description, sorted by any column, a page at a time."""
+    name and description, sorted by any column, a page at a time, all in the database."""
     chosen = request.args.get("project", "")
     query = ListQuery.from_args(request.args)
-    found = registry.tool_lines(_org())
     if chosen == ORGANIZATION_WIDE:
-        found = [t for t in found if t["project"] is None]
+        which = LineFilter(search=query.search, organization_wide=True)
     elif chosen:
-        having = in_project(chosen)
-        found = [t for t in found if t["name"] in having]
+        which = in_project(chosen, query.search)
+    else:
+        which = LineFilter(search=query.search)
     kept = {"project": chosen} if chosen else {}
-    return page("tools.html", listed=listing(found, query), query=query, kept=kept, columns=COLUMNS,
+    return page("tools.html", listed=listing(_org(), which, query), query=query, kept=kept, columns=COLUMNS,
                 projects=registry.list_projects(_org()), chosen=chosen, organization_wide=ORGANIZATION_WIDE)
 
 

@@ -99,11 +99,25 @@ READ_TOOL = {
     "additionalProperties": False,
 }
 
+#: Paging arguments of the list tools: MCP's opaque cursor, and how many on a page.
+PAGING = {
+    "cursor": {"type": "string", "description": "Optional: the nextCursor of the page before, for the next page."},
+    "limit": {"type": "integer", "minimum": 1, "maximum": limits.MAX_PAGE, "default": limits.DEFAULT_PAGE,
+              "description": "Optional: how many on a page."},
+}
+
 LIST_TOOLS = {
     "type": "object",
-    "properties": {"project": {"type": "string", "description": "Optional: only this project's own tools."}},
+    "properties": {
+        "project": {"type": "string", "description": "Optional: only this project's own tools."},
+        "q": {"type": "string", "maxLength": limits.MAX_SEARCH_CHARS,
+              "description": "Optional: only tools whose name or display name holds this text, whatever the case."},
+        **PAGING,
+    },
     "additionalProperties": False,
 }
+
+LIST_PROJECTS = {"type": "object", "properties": dict(PAGING), "additionalProperties": False}
 
 PIN = {
     "type": "object",

@@ -8,6 +8,8 @@ projects rely on, so it stays a person's deliberate step (spec, "Editing with an
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -15,10 +17,11 @@ from typing import Any, Callable
 from peewee import IntegrityError
 
 from service import importing, registry
-from service.catalogue import Violation
+from service.catalogue import Violation, violation
 from service.database import write_transaction
-from service.errors import PIN, ServiceError, concurrent_change, invalid, refusal
+from service.errors import PIN, REQUEST, ServiceError, concurrent_change, invalid, refusal
 from service.http import DISPATCHER_KEY, client_left
+from service.limits import DEFAULT_PAGE
 from service.mcp import schemas
 from service.mcp.protocol import INVALID_PARAMS, ProtocolError
 from service.registry import REGISTRATION_FIELDS
@@ -66,9 +69,33 @@ def _summary(view: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _cursor(kind: str, after: str | None) -> str | None:
+    """The opaque `nextCursor` MCP clients hand back: which list, and the name the next page starts after."""
+    if after is None:
+        return None
+    return base64.urlsafe_b64encode(json.dumps([kind, after]).encode("utf-8")).decode("ascii")
+
+
+def _after(kind: str, arguments: dict[str, Any]) -> str | None:
+    """The name a `cursor` argument pages after; a cursor this list did not give is refused, naming it."""
+    cursor = arguments.get("cursor")
+    if cursor is None:
+        return None
+    try:
+        decoded = json.loads(base64.urlsafe_b64decode(cursor.encode("ascii")))
+    except (ValueError, UnicodeError, binascii.Error):
+        decoded = None
+    if not (isinstance(decoded, list) and len(decoded) == 2 and decoded[0] == kind and isinstance(decoded[1], str)
+            and not registry.check_page(1, decoded[1])):
+        raise invalid([violation("cursor", "cursor-invalid")], REQUEST)
+    return decoded[1]
+
+
 def _list_tools(principal: registry.Principal, arguments: dict[str, Any]) -> dict[str, Any]:
-    tools = registry.list_tools(principal.organization, arguments.get("project"))
-    return {"tools": [_summary(registry.tool_view(tool)) for tool in tools]}
+    page = registry.tool_page(principal.organization, limit=arguments.get("limit", DEFAULT_PAGE),
+                              after=_after("tools", arguments), q=arguments.get("q"), project=arguments.get("project"))
+    return {"tools": [_summary(view) for view in registry.tool_views(page.rows)],
+            "nextCursor": _cursor("tools", page.next)}
 
 
 def _get_tool(principal: registry.Principal, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -116,7 +143,9 @@ def _import_openapi(principal: registry.Principal, arguments: dict[str, Any]) ->
 
 
 def _list_projects(principal: registry.Principal, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"projects": [registry.project_view(p) for p in registry.list_projects(principal.organization)]}
+    page = registry.project_page(principal.organization, limit=arguments.get("limit", DEFAULT_PAGE),
+                                 after=_after("projects", arguments))
+    return {"projects": registry.project_views(page.rows), "nextCursor": _cursor("projects", page.next)}
 
 
 def _own_arguments(error: ServiceError, at: int) -> ServiceError:
@@ -158,7 +187,8 @@ TOOLS: tuple[AgentTool, ...] = (
         "to (null for an organization-wide tool), its draft if it has one (revision, etag, who saved it last and "
         "when) and the numbers of its published versions. Call this first to see what exists before registering "
         "something new, since tool names are unique across the organization. Give a project to see only that "
-        "project's own tools.",
+        "project's own tools, or q to find tools whose name or display name holds that text. Tools come in name "
+        "order a page at a time: when the result has a nextCursor, call again with it as cursor for the next page.",
         schemas.LIST_TOOLS, _list_tools, READ, read_only=True),
     AgentTool(
         "get_tool", "Read a tool",
@@ -212,8 +242,9 @@ TOOLS: tuple[AgentTool, ...] = (
         "list_projects", "List projects",
         "Lists your organization's projects, each with its draft version's pins (which tool, and which published "
         "version or \"draft\") and its published versions with theirs. Use it to find the project to pin a tool "
-        "into.",
-        schemas.NOTHING, _list_projects, READ, read_only=True),
+        "into. Projects come in name order a page at a time: when the result has a nextCursor, call again with it "
+        "as cursor for the next page.",
+        schemas.LIST_PROJECTS, _list_projects, READ, read_only=True),
     AgentTool(
         "pin_tool", "Pin a tool into a project's draft",
         "Pins a tool into a project's draft version, so the project's test environment serves it, and returns the "

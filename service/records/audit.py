@@ -124,7 +124,7 @@ def record(organization: Organization, actor: str, action: str, object_type: str
 def history(organization: Organization, *, object_type: str | None = None, object_name: str | None = None,
             action: str | None = None, before_seq: int | None = None, limit: int = 100) -> list[AuditRecord]:
     """The organization's records, newest first, optionally for one object or action; page with `before_seq`."""
-    limit = max(1, min(limit, MAX_PAGE))
+    limit = max(1, min(limit, MAX_PAGE + 1))  # one past a page: whether another follows
     query = AuditRecord.select().where(AuditRecord.organization == organization)
     if object_type is not None:
         query = query.where(AuditRecord.object_type == object_type)

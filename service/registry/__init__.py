@@ -4,6 +4,7 @@ versions, projects and pins.
 Plain Python over the models; no Flask. The API, the MCP server and the dashboard all call these functions.
 """
 from service.registry.freezing import Publication, Repin, will_move
+from service.registry.listing import Page, check_page, project_page, project_views, tool_page, tool_views
 from service.registry.organizations import (
     ROLES,
     Principal,
@@ -36,12 +37,12 @@ from service.registry.tools import (
     relabel,
     save_draft,
     start_draft,
-    tool_lines,
     tool_view,
     version_view,
 )
 
 __all__ = [
+    "Page",
     "Principal",
     "Publication",
     "REGISTRATION_FIELDS",
@@ -49,6 +50,7 @@ __all__ = [
     "Repin",
     "authenticate_api_key",
     "check_definition",
+    "check_page",
     "create_api_key",
     "create_organization",
     "create_project",
@@ -61,7 +63,9 @@ __all__ = [
     "list_projects",
     "list_tools",
     "looks_like_api_key",
+    "project_page",
     "project_view",
+    "project_views",
     "publish_project",
     "publish_tool",
     "published_read_only",
@@ -71,8 +75,9 @@ __all__ = [
     "save_project_draft",
     "start_draft",
     "start_project_draft",
-    "tool_lines",
+    "tool_page",
     "tool_view",
+    "tool_views",
     "version_view",
     "will_move",
 ]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from peewee import JOIN, IntegrityError, fn
+from peewee import IntegrityError, fn
 
 from service import limits
 from service.catalogue import Violation, violation
@@ -51,37 +51,7 @@ def list_tools(organization: Organization, project: str | None = None) -> list[T
     return list(query)
 
 
-def tool_lines(organization: Organization) -> list[dict[str, Any]]:
-    """Every tool of the organization as a line of a list, in three queries however many tools there are: its name,
-    label, project, latest published version, whether it has a draft (and from which version), and the definition
-    being worked on (the draft's when there is one, the latest version's otherwise)."""
-    tools = list(Tool.select(Tool, Project).join(Project, JOIN.LEFT_OUTER)
-                 .where(Tool.organization == organization).order_by(Tool.name))
-    drafts = {d.tool_id: d for d in ToolDraft.select().join(Tool).where(Tool.organization == organization)}
-    newest = (ToolVersion.select(ToolVersion.tool.alias("tool_id"), fn.MAX(ToolVersion.number).alias("top"))
-              .join(Tool).where(Tool.organization == organization).group_by(ToolVersion.tool)).alias("newest")
-    latest = {v.tool_id: v for v in ToolVersion.select().join(
-        newest, on=((ToolVersion.tool == newest.c.tool_id) & (ToolVersion.number == newest.c.top)))}
-    lines = []
-    for tool in tools:
-        draft, version = drafts.get(tool.id), latest.get(tool.id)
-        lines.append({
-            "name": tool.name, "display_name": tool.display_name,
-            "project": _project_name(tool),
-            "latest": version.number if version else None,
-            "draft": draft is not None, "based_on": draft.based_on if draft else None,
-            "definition": _shown(draft, version).definition,
-        })
-    return lines
-
-
-def _shown(draft: ToolDraft | None, version: ToolVersion | None) -> ToolDraft | ToolVersion:
-    shown = draft or version
-    assert shown is not None  # a tool is created with its draft, and a draft is only ever published or replaced
-    return shown
-
-
-def _project_name(tool: Tool) -> str | None:
+def project_name(tool: Tool) -> str | None:
     """The name of the project the tool belongs to; None for an organization-wide tool."""
     project = tool.project  # None without a query when the tool has no project
     return None if project is None else project.name
@@ -195,8 +165,8 @@ def save_draft(organization: Organization, name: str, data: dict[str, Any], acto
     if isinstance(data, dict):
         if data.get("name") != tool.name:
             found.append(violation("name", "name-immutable"))
-        project_name = _project_name(tool)
-        if "project" in data and data["project"] != project_name:
+        own_project = project_name(tool)
+        if "project" in data and data["project"] != own_project:
             found.append(violation("project", "project-immutable"))
         display_name = _display_name(data.get("display_name"), tool.display_name, found)
     if found:
@@ -296,7 +266,7 @@ def _check_relabel(tool: Tool, data: Any) -> tuple[str, list[Violation]]:
         found.append(violation("display_name", "field-required"))
     if "name" in data and data["name"] != tool.name:
         found.append(violation("name", "name-immutable"))
-    if "project" in data and data["project"] != (_project_name(tool)):
+    if "project" in data and data["project"] != (project_name(tool)):
         found.append(violation("project", "project-immutable"))
     for key in sorted(set(data) - {"display_name", "name", "project"}):
         found.append(violation(key, "field-in-draft" if key in DEFINITION_FIELDS else "field-unknown"))
@@ -326,7 +296,7 @@ def tool_view(tool: Tool) -> dict[str, Any]:
     return {
         "name": tool.name,
         "display_name": tool.display_name,
-        "project": _project_name(tool),
+        "project": project_name(tool),
         "draft": None if draft is None else {
             "definition": draft.definition,
             "revision": draft.revision,

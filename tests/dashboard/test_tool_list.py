@@ -1,54 +1,14 @@
-"""The Tools screen's list: searched, sorted and paged on the server, from the query string (plain data, then HTTP)."""
+"""The Tools screen's list: searched, sorted and paged in the database, from the query string (the database's part is
+tests/registry/test_tool_lines.py, on both engines)."""
 import re
 
 import pytest
 
 from service.dashboard import tool_list
-from service.dashboard.tool_list import PAGE_SIZE, ListQuery, listing
+from service.dashboard.tool_list import ListQuery
 from tests.dashboard.test_editor import register
 
 pytestmark = pytest.mark.service(per_module=True)  # each test names its own tools
-
-#: As many tools as the benchmarks' organizations have.
-MANY = 500
-
-
-def line(i: int, **changes) -> dict:
-    return {"name": f"tool_{i:03}", "display_name": f"Tool {i:03}", "project": None, "latest": i % 7 or None,
-            "draft": i % 2 == 0, "based_on": None,
-            "definition": {"description": f"Reads record {i}.", "scope": "per_user" if i % 3 else "shared",
-                           "runs_at_session_start": False, "required_entitlement": None}, **changes}
-
-
-LINES = [line(i) for i in range(MANY)]
-
-
-def test_a_page_holds_page_size_lines_and_says_which():
-    first = listing(LINES, ListQuery())
-    assert [t["name"] for t in first["lines"]] == [f"tool_{i:03}" for i in range(PAGE_SIZE)]
-    assert (first["total"], first["page"], first["pages"], first["first"], first["last"]) == (MANY, 1, 10, 1, 50)
-    last = listing(LINES, ListQuery(page=10))
-    assert (last["first"], last["last"], last["lines"][-1]["name"]) == (451, 500, "tool_499")
-    # A page past the end is the last page, not an empty one.
-    assert listing(LINES, ListQuery(page=99))["page"] == 10
-
-
-def test_a_search_looks_in_the_name_the_display_name_and_the_description_whatever_the_case():
-    lines = [line(1, name="get_orders"), line(2, display_name="Customer ORDERS"),
-             line(3, definition={**line(3)["definition"], "description": "Lists orders."}), line(4)]
-    found = listing(lines, ListQuery(search="orders"))
-    assert [t["name"] for t in found["lines"]] == ["get_orders", "tool_002", "tool_003"]
-    assert listing(lines, ListQuery(search="nothing like it"))["lines"] == []
-
-
-def test_each_column_sorts_both_ways_with_ties_by_name():
-    by_latest = [t["name"] for t in listing(LINES[:14], ListQuery(sort="latest"))["lines"]]
-    assert by_latest[:2] == ["tool_001", "tool_008"] and by_latest[-2:] == ["tool_000", "tool_007"]  # none last
-    down = [t["name"] for t in listing(LINES[:14], ListQuery(sort="latest", order="desc"))["lines"]]
-    assert down[2:4] == ["tool_006", "tool_013"]  # 6 is the highest version; ties stay by name
-    for column in tool_list.COLUMNS:
-        assert len(listing(LINES, ListQuery(sort=column, order="desc"))["lines"]) == PAGE_SIZE
-
 
 def test_the_query_string_is_read_safely_and_links_keep_only_what_differs():
     query = ListQuery.from_args({"q": "  orders ", "sort": "drop table", "order": "sideways", "page": "-3"})
@@ -79,3 +39,31 @@ def test_the_tools_screen_pages_searches_and_sorts_by_its_links(service, admin, 
     assert 'href="/tools?q=list_&amp;sort=display_name&amp;order=desc"' in by_label.text
     assert admin.get("/tools?q=no_such_tool").text_of("tools-empty") == (
         "No tool has “no_such_tool” in its name, display name or description.")
+
+
+def test_pages_link_to_the_next_and_previous_and_a_page_past_the_end_is_the_last(service, admin, monkeypatch):
+    monkeypatch.setattr(tool_list, "PAGE_SIZE", 2)
+    for name in ("paged_a", "paged_b", "paged_c", "paged_d", "paged_e"):
+        register(admin, name)
+    second = admin.get("/tools?q=paged_&page=2")
+    assert names(second) == ["paged_c", "paged_d"]
+    assert 'rel="prev" href="/tools?q=paged_"' in second.text
+    assert 'rel="next" href="/tools?q=paged_&amp;page=3"' in second.text
+    assert "Page 2 of 3" in second.text
+    last = admin.get("/tools?q=paged_&page=99")
+    assert names(last) == ["paged_e"] and 'rel="next"' not in last.text and "Page 3 of 3" in last.text
+    down = admin.get("/tools?q=paged_&sort=name&order=desc")
+    assert names(down) == ["paged_e", "paged_d"]
+
+
+def test_past_the_counted_tools_the_count_says_more_than(service, admin, monkeypatch):
+    from service.registry import lines
+
+    monkeypatch.setattr(tool_list, "PAGE_SIZE", 2)
+    monkeypatch.setattr(tool_list, "COUNTED", 2)
+    monkeypatch.setattr(lines, "COUNTED", 2)
+    for name in ("counted_a", "counted_b", "counted_c"):
+        register(admin, name)
+    page = admin.get("/tools?q=counted_")
+    assert page.text_of("tools-count").startswith("Tools 1–2 of more than 2 matching")
+    assert "Page 1</span>" in page.text and 'rel="next"' in page.text

@@ -242,3 +242,40 @@ SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "version"
 ])
 def test_arguments_are_checked_against_the_top_of_the_schema(arguments, expected):
     assert [(v.field, v.rule) for v in check_arguments(SCHEMA, arguments)] == expected
+
+
+def test_list_tools_pages_with_an_opaque_cursor_as_mcp_does(service, mcp):
+    for name in ("page_c", "page_a", "page_b", "page_d", "page_e"):
+        register(service, name)
+    session = mcp.initialize()
+    seen, cursor, calls = [], None, 0
+    while True:
+        arguments = {"q": "page_", "limit": 2, **({"cursor": cursor} if cursor else {})}
+        result = mcp.call_tool(session, "list_tools", arguments)
+        assert result["isError"] is False, result
+        seen.append([t["name"] for t in result["structuredContent"]["tools"]])
+        cursor, calls = result["structuredContent"]["nextCursor"], calls + 1
+        if cursor is None:
+            break
+        assert "page_" not in cursor and calls < 10  # opaque: not the name itself
+    assert seen == [["page_a", "page_b"], ["page_c", "page_d"], ["page_e"]]
+
+
+@pytest.mark.parametrize("cursor", ["not a cursor", "WyJwcm9qZWN0cyIsICJhIl0=", "WyJ0b29scyIsIDFd", "", "%%%"])
+def test_a_cursor_no_list_gave_is_refused_naming_it(service, mcp, cursor):
+    # The second is a cursor of list_projects ("projects", "a"); the third names no tool (a number).
+    result = mcp.call_tool(mcp.initialize(), "list_tools", {"cursor": cursor})
+    assert result["isError"] is True
+    assert [(e["field"], e["rule"]) for e in result["structuredContent"]["errors"]] == [("cursor", "cursor-invalid")]
+
+
+def test_list_projects_pages_with_a_cursor_too(service, mcp):
+    for name in ("proj-b", "proj-a", "proj-c"):
+        assert service.api("POST", "/v1/projects", json={"name": name}).status_code == 201
+    session = mcp.initialize()
+    first = mcp.call_tool(session, "list_projects", {"limit": 2})["structuredContent"]
+    assert [p["name"] for p in first["projects"]] == ["proj-a", "proj-b"]
+    rest = mcp.call_tool(session, "list_projects", {"cursor": first["nextCursor"]})["structuredContent"]
+    assert [p["name"] for p in rest["projects"]] == ["proj-c"] and rest["nextCursor"] is None
+    wrong = mcp.call_tool(session, "list_tools", {"cursor": first["nextCursor"]})
+    assert wrong["structuredContent"]["errors"][0]["field"] == "cursor"

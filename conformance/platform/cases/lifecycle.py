@@ -58,9 +58,8 @@ def save_in_place(target: PlatformTarget) -> Verdict:
     view = target.read_tool(name)
     check.equal("the draft's URL", target.mock(name, "echo/third"), draft_definition(view).get("url"))
     check.equal("published versions", [], versions(view))
-    listed = target.api("GET", "/v1/tools").body or {}
-    check.equal("times the tool is listed", 1,
-                sum(1 for t in listed.get("tools", []) if t.get("name") == name))
+    listed = target.listed_tools(name)
+    check.equal("times the tool is listed", 1, sum(1 for t in listed if t.get("name") == name))
     return check.verdict()
 
 

@@ -18,6 +18,7 @@ from service.api.ops.schemas import (
     DraftImpactSchema,
     HealthSchema,
     ReadySchema,
+    ToolHistoryQuerySchema,
     ToolHistorySchema,
     VersionImpactSchema,
     WhyQuerySchema,
@@ -26,7 +27,7 @@ from service.api.ops.schemas import (
 from service.catalogue import RULES, Violation, violation
 from service.errors import ServiceError
 from service.http import admitting
-from service.limits import MAX_PAGE, MAX_STORED_INTEGER
+from service.limits import MAX_STORED_INTEGER
 from service.ops import health, impact, why
 from service.records import audit, calls, metrics
 from service.roles import READ, READ_CALLS
@@ -48,6 +49,12 @@ def _ref(value: str, field: str) -> int | str:
             raise ServiceError(422, "invalid", RULES["number-range"], [violation(field, "number-range")])
         return number
     raise ServiceError(422, "invalid", VERSION_FORMAT, [Violation(field, "version-format", VERSION_FORMAT)])
+
+
+def _next_seq(rows: list, query: dict) -> int | None:
+    """The `before` of the next page: the last record's sequence number when a record past the page was read (the
+    query asked for `limit` + 1), so the last page says null rather than leading to an empty one."""
+    return rows[query["limit"] - 1].seq if len(rows) > query["limit"] else None
 
 
 @blp.route("/v1/calls")
@@ -74,23 +81,24 @@ class AuditViews(MethodView):
         """The audit trail, newest first: every registry change, its actor and its hashes"""
         rows = audit.history(current_principal().organization, object_type=query.get("object_type"),
                              object_name=query.get("object"), action=query.get("action"),
-                             before_seq=query.get("before"), limit=query["limit"])
-        return {"records": [audit.record_view(r) for r in rows],
-                "next": rows[-1].seq if len(rows) == query["limit"] else None}
+                             before_seq=query.get("before"), limit=query["limit"] + 1)
+        return {"records": [audit.record_view(r) for r in rows[:query["limit"]]], "next": _next_seq(rows, query)}
 
 
 @blp.route("/v1/tools/<name>/history")
 class ToolHistoryViews(MethodView):
+    @blp.arguments(ToolHistoryQuerySchema, location="query")
     @blp.response(200, ToolHistorySchema)
     @requires(READ)
-    def get(self, name):
-        """A tool's history: its latest audit records, newest first, and its published versions"""
+    def get(self, query, name):
+        """A tool's history: a page of its audit records, newest first (`next` is the `before` of the older page),
+        and its published versions"""
         organization = current_principal().organization
         tool = registry.get_tool(organization, name)
-        # The latest page; /v1/audit?object_type=tool&object=NAME pages through the rest.
-        rows = audit.history(organization, object_type=audit.TOOL, object_name=name, limit=MAX_PAGE)
-        return {"tool": name, "records": [audit.record_view(r) for r in rows],
-                "versions": registry.tool_view(tool)["versions"]}
+        rows = audit.history(organization, object_type=audit.TOOL, object_name=name, before_seq=query.get("before"),
+                             limit=query["limit"] + 1)
+        return {"tool": name, "records": [audit.record_view(r) for r in rows[:query["limit"]]],
+                "next": _next_seq(rows, query), "versions": registry.tool_view(tool)["versions"]}
 
 
 @blp.route("/v1/tools/<name>/diff")

@@ -1,7 +1,7 @@
 """Shapes of the operations API, for the OpenAPI document and for reading query strings."""
 from marshmallow import Schema, fields, validate
 
-from service.api.schemas import StoredInteger, Text
+from service.api.schemas import PageLimit, StoredInteger, Text
 from service.limits import MAX_PAGE, MAX_ROW_ID
 from service.records import audit, calls
 
@@ -48,7 +48,7 @@ class AuditQuerySchema(Schema):
     object = Text()
     action = fields.String(validate=validate.OneOf(audit.ACTIONS))
     before = StoredInteger(metadata={"description": "Paging: records before this sequence number (`next`)."})
-    limit = fields.Integer(load_default=100, validate=validate.Range(1, MAX_PAGE))
+    limit = PageLimit(metadata={"description": "Records on the page."})
 
 
 class ActorSchema(Schema):
@@ -80,9 +80,17 @@ class AuditPageSchema(Schema):
     next = fields.Integer(allow_none=True)
 
 
+class ToolHistoryQuerySchema(Schema):
+    before = StoredInteger(metadata={"description": "Paging: the tool's records before this sequence number "
+                                                    "(`next`)."})
+    limit = PageLimit(metadata={"description": "Records on the page."})
+
+
 class ToolHistorySchema(Schema):
     tool = fields.String()
     records = fields.List(fields.Nested(AuditRecordSchema))
+    next = fields.Integer(allow_none=True, metadata={
+        "description": "The `before` of the next, older page of records; null on the last page."})
     versions = fields.List(fields.Dict())
 
 

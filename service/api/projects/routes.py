@@ -8,7 +8,13 @@ from service import registry
 from service.api.auth import current_principal, requires
 from service.api.body import json_body
 from service.api.document import route_refusal
-from service.api.projects.schemas import NewProjectSchema, ProjectListSchema, ProjectSchema, SavePinsSchema
+from service.api.projects.schemas import (
+    NewProjectSchema,
+    ProjectListSchema,
+    ProjectQuerySchema,
+    ProjectSchema,
+    SavePinsSchema,
+)
 from service.api.schemas import ProjectPublishedSchema
 from service.roles import PUBLISH, READ, WRITE_DRAFTS
 
@@ -16,12 +22,13 @@ blp = Blueprint("projects", __name__, url_prefix="/v1/projects", description="Pr
 
 @blp.route("")
 class ProjectViews(MethodView):
+    @blp.arguments(ProjectQuerySchema, location="query")
     @blp.response(200, ProjectListSchema)
     @requires(READ)
-    def get(self):
-        """List the organization's projects"""
-        projects = registry.list_projects(current_principal().organization)
-        return {"projects": [registry.project_view(p) for p in projects]}
+    def get(self, query):
+        """One page of the organization's projects in name order; `next` is the `after` of the following page"""
+        page = registry.project_page(current_principal().organization, **query)
+        return {"projects": registry.project_views(page.rows), "next": page.next}
 
     @blp.doc(requestBody={"content": {"application/json": {"schema": NewProjectSchema}}})
     @blp.response(201, ProjectSchema)

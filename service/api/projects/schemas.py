@@ -1,6 +1,6 @@
 from marshmallow import Schema, fields
 
-from service.api.schemas import IgnoresUnknownSchema
+from service.api.schemas import IgnoresUnknownSchema, NameAfter, PageLimit
 
 
 class PinSchema(Schema):
@@ -37,6 +37,13 @@ class ProjectSchema(Schema):
 
 class ProjectListSchema(Schema):
     projects = fields.List(fields.Nested(ProjectSchema))
+    next = fields.String(allow_none=True, metadata={
+        "description": "The `after` of the next page; null on the last page."})
+
+
+class ProjectQuerySchema(Schema):
+    limit = PageLimit(metadata={"description": "Projects on the page."})
+    after = NameAfter()
 
 
 class NewProjectSchema(IgnoresUnknownSchema):

@@ -36,9 +36,9 @@ class ToolViews(MethodView):
     @blp.response(200, ToolListSchema)
     @requires(READ)
     def get(self, query):
-        """List the organization's tools"""
-        tools = registry.list_tools(current_principal().organization, query.get("project"))
-        return {"tools": [registry.tool_view(t) for t in tools]}
+        """One page of the organization's tools in name order; `next` is the `after` of the following page"""
+        page = registry.tool_page(current_principal().organization, **query)
+        return {"tools": registry.tool_views(page.rows), "next": page.next}
 
     @blp.doc(requestBody={"content": {"application/json": {"schema": RegistrationSchema}}})
     @blp.response(201, ToolSchema)

@@ -1,8 +1,9 @@
 """Tool definitions as the API documents them. Validation itself is `service.registry.rules`, shared with MCP."""
 from marshmallow import Schema, fields, validate
 
-from service.api.schemas import Text, ViolationSchema
+from service.api.schemas import BoundedText, NameAfter, PageLimit, ViolationSchema
 from service.definition import ELEMENT_TYPES, LOCATIONS, METHODS, SCOPES, TYPES
+from service.limits import MAX_SEARCH_CHARS, MAX_TOOL_NAME_CHARS
 
 
 class ParameterSchema(Schema):
@@ -61,6 +62,8 @@ class ToolSchema(Schema):
 
 class ToolListSchema(Schema):
     tools = fields.List(fields.Nested(ToolSchema))
+    next = fields.String(allow_none=True, metadata={
+        "description": "The `after` of the next page; null on the last page."})
 
 
 class VersionSchema(VersionSummarySchema):
@@ -74,7 +77,12 @@ class RelabelSchema(Schema):
 
 
 class ToolQuerySchema(Schema):
-    project = Text()
+    limit = PageLimit(metadata={"description": "Tools on the page."})
+    after = NameAfter()
+    q = BoundedText(longest=MAX_SEARCH_CHARS, rule="search-too-long", metadata={
+        "description": "Only tools whose name or display name holds this text, whatever the case."})
+    project = BoundedText(longest=MAX_TOOL_NAME_CHARS, rule="project-name-format", metadata={
+        "description": "Only this project's own tools (none for an unknown project)."})
 
 
 class ImportSchema(Schema):
