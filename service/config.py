@@ -27,6 +27,8 @@ from service.limits import (
     MAX_DATABASE_TIMEOUT_SECONDS,
     MAX_REQUEST_BYTES,
     MAX_REQUESTS_AT_WORK,
+    MAX_SHAPED_RESPONSE_BYTES,
+    RESPONSE_CAP_CHARS,
     SECONDS_PER_DAY,
     WORK_WAIT_SECONDS,
 )
@@ -172,6 +174,10 @@ class Config:
     #: Seconds a call awaiting the person's approval may be approved (never past the session token's expiry).
     approval_lifetime_seconds: float = setting("TOOLGATE_APPROVAL_LIFETIME_SECONDS", APPROVAL_LIFETIME_SECONDS,
                                                _seconds, 0, SECONDS_PER_DAY)
+    #: The largest raw 2xx body of a tool with a response shape, in bytes (decoded); the shaped result must still fit
+    #: the 16,384 characters (docs/shaping.md).
+    max_shaped_response_bytes: int = setting("TOOLGATE_MAX_SHAPED_RESPONSE_BYTES", MAX_SHAPED_RESPONSE_BYTES, _whole,
+                                             RESPONSE_CAP_CHARS, 67_108_864)
     #: Extra Flask settings (tests use this for TESTING and the like).
     flask: Mapping[str, object] = field(default_factory=dict)
 

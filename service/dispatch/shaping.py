@@ -1,0 +1,165 @@
+"""Shaping what the model sees of one call (issue 39, docs/shaping.md): the one function every path uses.
+
+A tool may set a response shape (a JMESPath expression over a 2xx JSON body: the model gets its result as compact
+JSON), error fields (top-level fields of a JSON error body the model may read, as the failure object's `details`)
+and outcome messages (the business's own sentence per outcome, as the failure object's `message`). A tool that sets
+none takes none of these paths: transport.judge decides its outcome exactly as the spec says.
+
+The shape is JMESPath through the `jmespath` library (what the AWS CLI's --query uses) rather than our own path
+language: its grammar and its failures are specified, and a business may already know it.
+"""
+from __future__ import annotations
+
+import codecs
+import json
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping
+
+import jmespath
+import orjson
+from jmespath.exceptions import JMESPathError
+from jmespath.parser import ParsedResult
+
+from service.dispatch.failures import EMPTY
+from service.limits import ERROR_FIELD_VALUE_CHARS, MAX_ERROR_BODY_BYTES, RESPONSE_CAP_CHARS
+
+
+class ShapeFailed(Exception):
+    """The body is not JSON, or the expression could not be applied to it. Its text names why, never the body."""
+
+
+@lru_cache(maxsize=1_024)
+def compile_shape(expression: str) -> ParsedResult:
+    """The parsed expression; raises ValueError when it does not parse (the registry's rule `shape-unparsable`)."""
+    try:
+        return jmespath.compile(expression)
+    except (JMESPathError, RecursionError) as exc:  # nested past Python's stack: no expression a person writes
+        raise ValueError(f"not a JMESPath expression: {type(exc).__name__}") from None
+
+
+def parse_json(body: bytes | str) -> Any:
+    """The JSON value of `body`; raises ShapeFailed for anything else (the empty body included)."""
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        pass  # orjson refuses integers past 64 bits, which JSON allows: the standard parser takes those
+    try:
+        text = body if isinstance(body, str) else body.decode("utf-8")
+        return json.loads(text, parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        raise ShapeFailed("the body is not JSON") from None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def shape(expression: ParsedResult, body: bytes | str, cap: int = RESPONSE_CAP_CHARS) -> str | None:
+    """What the model gets of a JSON `body`: the expression's result as compact JSON, or None when that passes `cap`
+    characters (response-too-big). Raises ShapeFailed when the body is not JSON or the expression fails on it.
+
+    The result is measured before it is written: an expression such as `[[@,@],[@,@]]` repeats the same value
+    without copying it, so a 1 MiB body could be written out millions of times; it is cut off as soon as the
+    characters it must take pass `cap`.
+    """
+    data = parse_json(body)
+    try:
+        result = expression.search(data)
+    except (JMESPathError, RecursionError) as exc:
+        raise ShapeFailed(f"the shape does not apply to this body: {type(exc).__name__}") from None
+    if _least_chars(result, cap) > cap:
+        return None
+    try:
+        text = orjson.dumps(result).decode("utf-8")
+    except (orjson.JSONEncodeError, TypeError):  # an integer past 64 bits (or a float the body spelled as one)
+        text = json.dumps(result, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return text if len(text) <= cap else None
+
+
+def _least_chars(value: Any, cap: int) -> int:
+    """A lower bound on the characters `value` takes as JSON, counted only until it passes `cap`."""
+    total = 0
+    stack = [value]
+    while stack and total <= cap:
+        item = stack.pop()
+        if isinstance(item, str):
+            total += len(item) + 2
+        elif isinstance(item, dict):
+            total += 1 + len(item)  # the braces and each colon, at least
+            for key, inner in item.items():
+                total += len(key) + 3
+                stack.append(inner)
+        elif isinstance(item, list):
+            total += 1 + len(item)
+            stack.extend(item)
+        else:
+            total += 1
+    return total
+
+
+@dataclass(frozen=True)
+class Shaping:
+    """What a tool's definition says about what the model sees, compiled once with the rest of it."""
+
+    expression: ParsedResult | None
+    error_fields: tuple[str, ...]
+    messages: Mapping[str, str]
+
+    def message(self, outcome: str, status: int | None) -> str | None:
+        """The tool's sentence for `outcome` (a kind, or `empty`) at `status`: `kind:status` first, then `kind`."""
+        if not self.messages:
+            return None
+        if status is not None:
+            found = self.messages.get(f"{outcome}:{status}")
+            if found is not None:
+                return found
+        return self.messages.get(outcome)
+
+    @property
+    def empty_message(self) -> str | None:
+        return self.messages.get(EMPTY)
+
+
+def compile_shaping(response_shape: str | None, error_fields: Iterable[str],
+                    outcome_messages: Iterable[tuple[str, str]]) -> Shaping:
+    """The Shaping of a definition's three fields; raises ValueError for an expression that does not parse."""
+    return Shaping(
+        expression=compile_shape(response_shape) if response_shape else None,
+        error_fields=tuple(error_fields),
+        messages=MappingProxyType(dict(outcome_messages)),
+    )
+
+
+def error_details(chunks: Iterable[bytes], charset: str, fields: tuple[str, ...]) -> dict[str, str | int | float]:
+    """The `fields` of a JSON error body that are strings or numbers, each string cut to ERROR_FIELD_VALUE_CHARS.
+
+    Only the first MAX_ERROR_BODY_BYTES are read: a larger body, one that is not a JSON object, or a field holding
+    anything else (an object, a list, a boolean, null) gives nothing of it. Nothing else of the body is kept.
+    """
+    body = bytearray()
+    for chunk in chunks:
+        body += chunk
+        if len(body) > MAX_ERROR_BODY_BYTES:
+            return {}
+    try:
+        data = parse_json(bytes(body) if charset == "utf-8" else codecs.decode(bytes(body), charset, "replace"))
+    except ShapeFailed:
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    details: dict[str, str | int | float] = {}
+    for name in fields:
+        value = data.get(name)
+        if isinstance(value, str):
+            details[name] = value[:ERROR_FIELD_VALUE_CHARS]
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            if isinstance(value, float) and not math.isfinite(value):
+                continue
+            if isinstance(value, int) and abs(value) >= 2 ** 53:  # past what every JSON reader takes exactly
+                details[name] = str(value)[:ERROR_FIELD_VALUE_CHARS]
+            else:
+                details[name] = value
+    return details
