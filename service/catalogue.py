@@ -175,6 +175,8 @@ RULES: dict[str, str] = {
                                "without the person's approval.",
     "entitlement-kept": "Kept from the tool's latest version: an OpenAPI document has no way to state the "
                         "entitlement a tool requires.",
+    "shaping-kept": "Kept from the tool's latest version: an OpenAPI document has no way to state what the model sees "
+                    "of an answer.",
     # Text and numbers anywhere (service.text, service.limits), and a session token's subject.
     "control-character": "This field cannot hold control characters, such as NUL, tabs, or line breaks.",
     "description-control-character": "A description can hold tabs and line breaks, but no other control characters.",

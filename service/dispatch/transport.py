@@ -99,7 +99,11 @@ def send(
     body may be up to `shaped_bytes`.
     """
     started = time.monotonic()
-    outcome = within_deadline(lambda: _exchange(guard, request, authorization, cap, shaping, shaped_bytes), deadline)
+    if shaping is None:
+        outcome = within_deadline(lambda: _exchange(guard, request, authorization, deadline, cap), deadline)
+    else:
+        outcome = within_deadline(lambda: _exchange_shaped(guard, request, authorization, cap, shaping, shaped_bytes),
+                                  deadline)
     # Built directly: dataclasses.replace costs twice as much, on every call.
     return CallOutcome(outcome.kind, outcome.http_code, outcome.output, round((time.monotonic() - started) * 1000),
                        outcome.size_chars, outcome.detail, (), outcome.raw_bytes, outcome.details, outcome.message)
@@ -133,19 +137,28 @@ def within_deadline(exchange: Callable[[], CallOutcome], deadline: float) -> Cal
         timer.close()
 
 
-def _exchange(guard: AddressGuard, request: BuiltRequest, authorization: str, cap: int, shaping: Shaping | None,
-              shaped_bytes: int) -> CallOutcome:
+def _exchange(guard: AddressGuard, request: BuiltRequest, authorization: str, deadline: float,
+              cap: int) -> CallOutcome:
     response = client_for(guard).open(request, authorization)
     try:
         chunks = decoded_chunks(raw_chunks(response.read), _header(response, "Content-Encoding"))
-        if shaping is not None:
-            return judge_shaped(response.status_code, _header(response, "Content-Type"), chunks, cap, shaping,
-                                shaped_bytes)
         return judge(response.status_code, _header(response, "Content-Type"), chunks, cap)
     finally:
         # Back to the pool only when read to its end; cut off at the cap, unread (a 3xx or error
         # body) or broken mid-way, the socket is closed here and never reused.
         response.release()
+
+
+def _exchange_shaped(guard: AddressGuard, request: BuiltRequest, authorization: str, cap: int, shaping: Shaping,
+                     shaped_bytes: int) -> CallOutcome:
+    """`_exchange` for a tool that shapes what the model sees (the reference engines of bench/engines.py stand in for
+    `_exchange` alone: they measure the plain path)."""
+    response = client_for(guard).open(request, authorization)
+    try:
+        chunks = decoded_chunks(raw_chunks(response.read), _header(response, "Content-Encoding"))
+        return judge_shaped(response.status_code, _header(response, "Content-Type"), chunks, cap, shaping, shaped_bytes)
+    finally:
+        response.release()  # as in _exchange: back to the pool only when read to its end
 
 
 def _header(response: Any, name: str) -> str | None:
