@@ -13,7 +13,6 @@ from __future__ import annotations
 import codecs
 import json
 import math
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from types import MappingProxyType
@@ -41,17 +40,16 @@ def compile_shape(expression: str) -> ParsedResult:
         raise ValueError(f"not a JMESPath expression: {type(exc).__name__}") from None
 
 
-#: A run of digits as long as 2**63 has: an integer orjson would read as a float, losing digits (an order id).
-_LONG_DIGITS = re.compile(r"[0-9]{19}")
-_LONG_DIGITS_BYTES = re.compile(rb"[0-9]{19}")
+def parse_json(body: bytes | str, *, exact: bool = False) -> Any:
+    """The JSON value of `body`; raises ShapeFailed for anything else (the empty body included).
 
-
-def parse_json(body: bytes | str) -> Any:
-    """The JSON value of `body`, integers exact; raises ShapeFailed for anything else (the empty body included)."""
-    long_digits = _LONG_DIGITS.search(body) if isinstance(body, str) else _LONG_DIGITS_BYTES.search(body)
-    if long_digits is None:
+    orjson first, at several times the standard parser's speed; it reads an integer past 64 bits as a float, losing
+    digits (an order id), so `exact` takes the standard parser, which keeps every integer whole. `shape` asks for
+    it only when a result holds such a float.
+    """
+    if not exact:
         try:
-            return orjson.loads(body)  # several times the standard parser's speed (bench/shaping.py)
+            return orjson.loads(body)
         except orjson.JSONDecodeError:
             pass  # the standard parser decides, so both agree on what is JSON
     try:
@@ -69,43 +67,63 @@ def shape(expression: ParsedResult, body: bytes | str, cap: int = RESPONSE_CAP_C
     """What the model gets of a JSON `body`: the expression's result as compact JSON, or None when that passes `cap`
     characters (response-too-big). Raises ShapeFailed when the body is not JSON or the expression fails on it.
 
-    The result is measured before it is written: an expression such as `[[@,@],[@,@]]` repeats the same value
+    The result is measured before it is written: an expression such as `[@,@] | [@,@] | …` repeats the same value
     without copying it, so a 1 MiB body could be written out millions of times; it is cut off as soon as the
     characters it must take pass `cap`.
     """
-    data = parse_json(body)
-    try:
-        result = expression.search(data)
-    except (JMESPathError, RecursionError) as exc:
-        raise ShapeFailed(f"the shape does not apply to this body: {type(exc).__name__}") from None
-    if _least_chars(result, cap) > cap:
+    result = _search(expression, parse_json(body))
+    least, inexact = _least_chars(result, cap)
+    if least > cap:
         return None
+    if inexact:  # a float past 2**63 in the result may be an integer orjson could not hold: read it exactly
+        result = _search(expression, parse_json(body, exact=True))
+        if _least_chars(result, cap)[0] > cap:
+            return None
     try:
         text = orjson.dumps(result).decode("utf-8")
-    except (orjson.JSONEncodeError, TypeError):  # an integer past 64 bits (or a float the body spelled as one)
+    except (orjson.JSONEncodeError, TypeError):  # an integer past 64 bits
         text = json.dumps(result, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     return text if len(text) <= cap else None
 
 
-def _least_chars(value: Any, cap: int) -> int:
-    """A lower bound on the characters `value` takes as JSON, counted only until it passes `cap`."""
+def _search(expression: ParsedResult, data: Any) -> Any:
+    try:
+        return expression.search(data)
+    except (JMESPathError, RecursionError) as exc:
+        raise ShapeFailed(f"the shape does not apply to this body: {type(exc).__name__}") from None
+
+
+#: Past this magnitude a float may be an integer orjson read inexactly (2**63).
+_INEXACT_FROM = 9.2e18
+
+
+def _least_chars(value: Any, cap: int) -> tuple[int, bool]:
+    """A lower bound on the characters `value` takes as JSON, counted only until it passes `cap`; and whether it
+    holds a float orjson may have read inexactly. The hot path of every shaped call: types are compared directly."""
     total = 0
+    inexact = False
     stack = [value]
-    while stack and total <= cap:
-        item = stack.pop()
-        if isinstance(item, str):
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    while stack:
+        item = pop()
+        kind = type(item)
+        if kind is str:
             total += len(item) + 2
-        elif isinstance(item, dict):
+        elif kind is dict:
             total += 1 + len(item)  # the braces and each colon, at least
             for key, inner in item.items():
                 total += len(key) + 3
-                stack.append(inner)
-        elif isinstance(item, list):
+                push(inner)
+        elif kind is list:
             total += 1 + len(item)
-            stack.extend(item)
+            extend(item)
         else:
             total += 1
-    return total
+            if kind is float and not -_INEXACT_FROM < item < _INEXACT_FROM:
+                inexact = True
+        if total > cap:
+            break
+    return total, inexact
 
 
 @dataclass(frozen=True)
@@ -153,7 +171,9 @@ def error_details(chunks: Iterable[bytes], charset: str, fields: tuple[str, ...]
         if len(body) > MAX_ERROR_BODY_BYTES:
             return {}
     try:
-        data = parse_json(bytes(body) if charset == "utf-8" else codecs.decode(bytes(body), charset, "replace"))
+        # Exactly: an error body is small and rare, and an id past 64 bits must keep its digits.
+        data = parse_json(bytes(body) if charset == "utf-8" else codecs.decode(bytes(body), charset, "replace"),
+                          exact=True)
     except ShapeFailed:
         return {}
     if not isinstance(data, dict):
