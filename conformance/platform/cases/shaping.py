@@ -2,7 +2,7 @@
 outcome messages, each opt-in per tool.
 
 Each case publishes its tools, pointed at the mock's answers shaped as real APIs shape them (`orders/<count>`, about
-40 KB for 80 orders; `problem/<code>`, an error body with a `trace` the model must never read), and makes one model
+40 KB for 100 orders; `problem/<code>`, an error body with a `trace` the model must never read), and makes one model
 step calling them all. A tool that sets none of the three is the failure cases' business: they run unchanged.
 """
 from __future__ import annotations
@@ -24,8 +24,8 @@ ERROR_FIELDS_CONTRACT = contract("`error_fields`, top-level fields of a JSON err
                                  "as the failure object's `details`")
 MESSAGES_CONTRACT = contract("`outcome_messages`, `{\"<kind>\" or \"<kind>:<status>\": \"sentence\"}`, carried as "
                              "the failure object's `message`.")
-#: 80 of the mock's orders are about 40 KB: well past the 16,384 characters, while their ids and statuses fit.
-ORDERS = 80
+#: 100 of the mock's orders are about 40 KB: well past the 16,384 characters, while their ids and statuses fit.
+ORDERS = 100
 SHAPE = "orders[*].{id: id, status: status}"
 TRACE_MARK = "Traceback"
 
