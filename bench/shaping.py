@@ -104,7 +104,7 @@ def run(calls: int) -> Report:
         }
         seconds: dict[str, list[float]] = {label: [] for label in tools}
         outcomes: dict[str, str] = {}
-        for label, (tool, cap) in tools.items():
+        for tool, cap in tools.values():
             measure(tool, guard, WARMUP, cap)
         for _ in range(ROUNDS):
             for label, (tool, cap) in tools.items():
