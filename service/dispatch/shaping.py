@@ -16,13 +16,13 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import jmespath
 import orjson
 from jmespath.exceptions import JMESPathError
-from jmespath.parser import ParsedResult
 
+from service.dispatch.evaluate import Unsupported, compile_tree
 from service.dispatch.failures import EMPTY
 from service.limits import ERROR_FIELD_VALUE_CHARS, MAX_ERROR_BODY_BYTES, RESPONSE_CAP_CHARS
 
@@ -31,13 +31,26 @@ class ShapeFailed(Exception):
     """The body is not JSON, or the expression could not be applied to it. Its text names why, never the body."""
 
 
+@dataclass(frozen=True)
+class Expression:
+    """A parsed response shape: `search(data)` is its result over `data`, as jmespath defines it."""
+
+    text: str
+    search: Callable[[Any], Any]
+
+
 @lru_cache(maxsize=1_024)
-def compile_shape(expression: str) -> ParsedResult:
-    """The parsed expression; raises ValueError when it does not parse (the registry's rule `shape-unparsable`)."""
+def compile_shape(expression: str) -> Expression:
+    """The parsed expression, compiled to closures where service.dispatch.evaluate can (else jmespath's interpreter);
+    raises ValueError when it does not parse (the registry's rule `shape-unparsable`)."""
     try:
-        return jmespath.compile(expression)
+        parsed = jmespath.compile(expression)
     except (JMESPathError, RecursionError) as exc:  # nested past Python's stack: no expression a person writes
         raise ValueError(f"not a JMESPath expression: {type(exc).__name__}") from None
+    try:
+        return Expression(expression, compile_tree(parsed.parsed))
+    except (Unsupported, RecursionError):
+        return Expression(expression, parsed.search)
 
 
 def parse_json(body: bytes | str, *, exact: bool = False) -> Any:
@@ -63,7 +76,7 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def shape(expression: ParsedResult, body: bytes | str, cap: int = RESPONSE_CAP_CHARS) -> str | None:
+def shape(expression: Expression, body: bytes | str, cap: int = RESPONSE_CAP_CHARS) -> str | None:
     """What the model gets of a JSON `body`: the expression's result as compact JSON, or None when that passes `cap`
     characters (response-too-big). Raises ShapeFailed when the body is not JSON or the expression fails on it.
 
@@ -86,10 +99,12 @@ def shape(expression: ParsedResult, body: bytes | str, cap: int = RESPONSE_CAP_C
     return text if len(text) <= cap else None
 
 
-def _search(expression: ParsedResult, data: Any) -> Any:
+def _search(expression: Expression, data: Any) -> Any:
     try:
         return expression.search(data)
-    except (JMESPathError, RecursionError) as exc:
+    # Whatever the expression raises on this body is its failure on it: jmespath's own errors, a slice step of 0 (a
+    # ValueError it lets through), an expression nested past Python's stack.
+    except (Exception, RecursionError) as exc:
         raise ShapeFailed(f"the shape does not apply to this body: {type(exc).__name__}") from None
 
 
@@ -130,7 +145,7 @@ def _least_chars(value: Any, cap: int) -> tuple[int, bool]:
 class Shaping:
     """What a tool's definition says about what the model sees, compiled once with the rest of it."""
 
-    expression: ParsedResult | None
+    expression: Expression | None
     error_fields: tuple[str, ...]
     messages: Mapping[str, str]
 
