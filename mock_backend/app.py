@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from flask import Flask, jsonify, request
 from werkzeug.exceptions import HTTPException
 
-from mock_backend import behaviours, shop
+from mock_backend import behaviours, listings, shop
 from mock_backend.calls import CallLog, Recorder
 from mock_backend.guard import VERIFIER_KEY
 from mock_backend.jwks import PINNED_ALGORITHMS, REFETCH_COOLDOWN_SECONDS, Fetcher
@@ -46,6 +46,7 @@ def create_app(issuers: Iterable[str], broken: str | None = None,
 
     app.register_blueprint(shop.blp)
     app.register_blueprint(behaviours.blp)
+    app.register_blueprint(listings.blp)
 
     @app.get("/_health")
     def health():

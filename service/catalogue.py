@@ -100,6 +100,18 @@ RULES: dict[str, str] = {
     "url-path-format": "The URL's path cannot hold a . or .. segment or an unmatched brace.",
     "query-key-in-url": "A query parameter cannot repeat a key the URL already fixes.",
     "unbuildable": "The platform cannot build a safe request from this definition.",
+    # What a tool lets the model see (docs/shaping.md): its response shape, error fields and outcome messages.
+    "shape-unparsable": "A response shape must be a JMESPath expression that parses, such as "
+                        "orders[*].{id: id, status: status}.",
+    "error-field-format": "An error field names one top-level field of the error body: letters, digits, underscores, "
+                          "and hyphens, not starting with a digit or a hyphen.",
+    "error-field-duplicate": "An error field is listed once.",
+    "too-many-error-fields": f"A tool lets the model read at most {limits.MAX_ERROR_FIELDS} fields of an error.",
+    "outcome-key-format": "An outcome is a failure kind, such as refused, or a kind and a status, such as "
+                          "refused:404; empty names a successful answer with no body.",
+    "outcome-message-format": f"An outcome message is a sentence of at most {limits.MAX_OUTCOME_MESSAGE_CHARS} "
+                              "characters, with no control characters.",
+    "too-many-outcome-messages": f"A tool words at most {limits.MAX_OUTCOME_MESSAGES} outcomes.",
     # Importing an OpenAPI document (service/importing): the document, then each operation and what it carries.
     "document-required": "Give the OpenAPI document as document, or its address as url, but not both.",
     "document-too-large": f"The document is larger than {limits.MAX_IMPORT_DOCUMENT_BYTES:,} bytes, the most an "
@@ -163,6 +175,8 @@ RULES: dict[str, str] = {
                                "without the person's approval.",
     "entitlement-kept": "Kept from the tool's latest version: an OpenAPI document has no way to state the "
                         "entitlement a tool requires.",
+    "shaping-kept": "Kept from the tool's latest version: an OpenAPI document has no way to state what the model sees "
+                    "of an answer.",
     # Text and numbers anywhere (service.text, service.limits), and a session token's subject.
     "control-character": "This field cannot hold control characters, such as NUL, tabs, or line breaks.",
     "description-control-character": "A description can hold tabs and line breaks, but no other control characters.",

@@ -27,7 +27,9 @@ from service.limits import (
     MAX_DATABASE_TIMEOUT_SECONDS,
     MAX_REQUEST_BYTES,
     MAX_REQUESTS_AT_WORK,
+    MAX_SHAPED_RESPONSE_BYTES,
     MCP_TOOLS_PAGE_SIZE,
+    RESPONSE_CAP_CHARS,
     SECONDS_PER_DAY,
     WORK_WAIT_SECONDS,
 )
@@ -175,6 +177,10 @@ class Config:
                                                _seconds, 0, SECONDS_PER_DAY)
     #: Tools one page of a project server's MCP `tools/list` holds at most.
     mcp_page_size: int = setting("TOOLGATE_MCP_PAGE_SIZE", MCP_TOOLS_PAGE_SIZE, _whole, 1, 1_000)
+    #: The largest raw 2xx body of a tool with a response shape, in bytes (decoded); the shaped result must still fit
+    #: the 16,384 characters (docs/shaping.md).
+    max_shaped_response_bytes: int = setting("TOOLGATE_MAX_SHAPED_RESPONSE_BYTES", MAX_SHAPED_RESPONSE_BYTES, _whole,
+                                             RESPONSE_CAP_CHARS, 67_108_864)
     #: Extra Flask settings (tests use this for TESTING and the like).
     flask: Mapping[str, object] = field(default_factory=dict)
 

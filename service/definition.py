@@ -62,6 +62,17 @@ class ToolDefinition:
     requires_approval: bool = False
     required_entitlement: str | None = None
     parameters: tuple[Parameter, ...] = field(default_factory=tuple)
+    #: What the model sees (docs/shaping.md), each None or empty for the spec's behaviour: a JMESPath expression over
+    #: a 2xx JSON body; the top-level fields of a JSON error body the model may read; and (outcome, sentence) pairs,
+    #: an outcome being a failure kind, `kind:status`, or `empty` (a 2xx with no body).
+    response_shape: str | None = None
+    error_fields: tuple[str, ...] = ()
+    outcome_messages: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def shaped(self) -> bool:
+        """Whether the tool sets any of the three: the spec's behaviour holds for a tool that sets none."""
+        return bool(self.response_shape or self.error_fields or self.outcome_messages)
 
     @property
     def subject_parameter(self) -> Parameter | None:
@@ -84,7 +95,19 @@ class ToolDefinition:
             "requires_approval": self.requires_approval,
             "required_entitlement": self.required_entitlement,
             "parameters": [p.to_dict() for p in self.parameters],
+            **self.shaping_dict(),
         }
+
+    def shaping_dict(self) -> dict[str, Any]:
+        """The shaping fields the tool sets, and only those: a definition that sets none reads and stores as before."""
+        data: dict[str, Any] = {}
+        if self.response_shape:
+            data["response_shape"] = self.response_shape
+        if self.error_fields:
+            data["error_fields"] = list(self.error_fields)
+        if self.outcome_messages:
+            data["outcome_messages"] = dict(self.outcome_messages)
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "ToolDefinition":
@@ -109,4 +132,7 @@ class ToolDefinition:
                 )
                 for p in data.get("parameters", ())
             ),
+            response_shape=data.get("response_shape") or None,
+            error_fields=tuple(data.get("error_fields") or ()),
+            outcome_messages=tuple((data.get("outcome_messages") or {}).items()),
         )

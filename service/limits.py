@@ -138,6 +138,21 @@ MAX_ENTITLEMENT_CHARS = 200
 MAX_PARAMETERS = 64
 MAX_REQUEST_BYTES = 1_048_576
 
+# Shaping what the model sees (issue 39, docs/shaping.md).
+#: The raw 2xx body a tool with a response shape may send, in bytes after its Content-Encoding is undone
+#: (TOOLGATE_MAX_SHAPED_RESPONSE_BYTES changes it): the shape's result, not the body, must then fit the cap.
+MAX_SHAPED_RESPONSE_BYTES = 1_048_576
+#: The longest response shape (a JMESPath expression) a definition holds.
+MAX_RESPONSE_SHAPE_CHARS = 1_000
+#: Top-level fields of an error body a tool may let the model read, and the characters each value keeps.
+MAX_ERROR_FIELDS = 16
+ERROR_FIELD_VALUE_CHARS = 200
+#: The most of an error body read to find those fields; a larger one gives no details (still `refused`).
+MAX_ERROR_BODY_BYTES = 65_536
+#: Outcome messages one tool holds at most, and the characters each sentence may have.
+MAX_OUTCOME_MESSAGES = 32
+MAX_OUTCOME_MESSAGE_CHARS = 300
+
 # Importing an OpenAPI document (service/importing).
 #: The largest OpenAPI document an import reads, in bytes, however it arrives. A pasted or uploaded document also
 #: rides in a request body, which TOOLGATE_MAX_REQUEST_BYTES (1 MiB by default) bounds first with a 413; a larger

@@ -229,7 +229,8 @@ class CallRecord(BaseModel):
     kind = CharField(null=True)  # null: success
     http_code = IntegerField(null=True)
     latency_ms = DoubleField()
-    size_chars = IntegerField(null=True)  # null: over the cap, or nothing came back
+    size_chars = IntegerField(null=True)  # null: over the cap, or nothing came back; shaped: what the model got
+    raw_bytes = IntegerField(null=True)  # a shaped call's body as sent (decoded), beside its shaped size; else null
     jti = CharField(null=True)
     approval = CharField(null=True)  # the person's approval it was sent (or declined) on; null: none was needed
     session_start = BooleanField()

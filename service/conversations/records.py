@@ -24,9 +24,9 @@ Row = dict[str, Any]
 
 #: A call record's columns, in the order of the INSERT.
 CALL_RECORD_COLUMNS = ("organization", "conversation_id", "turn", "tool", "tool_version", "subject", "anonymous",
-                       "kind", "http_code", "latency_ms", "size_chars", "jti", "approval", "session_start",
+                       "kind", "http_code", "latency_ms", "size_chars", "raw_bytes", "jti", "approval", "session_start",
                        "created_at")
-#: Rows per statement: 15 parameters a row keeps a statement under SQLite's and PostgreSQL's parameter limits.
+#: Rows per statement: 16 parameters a row keeps a statement under SQLite's and PostgreSQL's parameter limits.
 ROWS_PER_STATEMENT = 1_000
 
 
@@ -37,7 +37,7 @@ def insert_call_records(rows: list[Row]) -> None:
     for start in range(0, len(rows), ROWS_PER_STATEMENT):
         chunk = rows[start:start + ROWS_PER_STATEMENT]
         database.execute_sql(_call_records_sql(len(chunk), database.param),
-                             [row[c] for row in chunk for c in CALL_RECORD_COLUMNS])
+                             [row.get(c) for row in chunk for c in CALL_RECORD_COLUMNS])
 
 
 @lru_cache(maxsize=64)

@@ -34,6 +34,7 @@ from service.dispatch import (
     build_request,
     call_tool,
     run_step,
+    worded,
 )
 from service.errors import ServiceError, not_found
 from service.keys import mint_assertion, new_turn_id
@@ -243,7 +244,7 @@ def run_decided_call(session: Session, conversation_id: str, turn: str, call: Mo
         outcome = _dispatch(session, turn, [call], {tool.name: tool}, dispatcher, conversation_id,
                             session_start=False, slots_held=True, assertions=assertions)[0]
     else:
-        outcome = CallOutcome(DECLINED)
+        outcome = worded(tool.compiled, CallOutcome(DECLINED))
         _record(session, conversation_id, turn, [call], {tool.name: tool}, [outcome], [None], False)
     return _result(call, outcome)
 
@@ -276,13 +277,15 @@ def _dispatch(session: Session, turn: str, calls: Sequence[ModelCall], tools: di
             return lambda: CallOutcome(UNKNOWN_TOOL)
         arguments = _arguments(call.arguments)
         if not isinstance(arguments, dict):
-            return lambda: CallOutcome(INVALID_ARGUMENTS, detail="arguments are not a JSON object",
-                                       found=(("arguments", "not a JSON object"),))
+            not_object = worded(tool.compiled, CallOutcome(INVALID_ARGUMENTS, detail="arguments are not a JSON object",
+                                                           found=(("arguments", "not a JSON object"),)))
+            return lambda: not_object
         if tool.definition.requires_approval and call.approval is None and not session_start:
             try:  # decided as for every call, before anything is held
                 build_request(tool.compiled, arguments, session.subject)
             except InvalidArguments as exc:
-                refused = CallOutcome(INVALID_ARGUMENTS, detail=str(exc)[:500], found=tuple(exc.found))
+                refused = worded(tool.compiled, CallOutcome(INVALID_ARGUMENTS, detail=str(exc)[:500],
+                                                            found=tuple(exc.found)))
                 return lambda: refused
             held[index], row = hold(session, conversation_id, turn, call.id, tool, arguments,
                                     config.approval_lifetime_seconds, at)
@@ -299,7 +302,8 @@ def _dispatch(session: Session, turn: str, calls: Sequence[ModelCall], tools: di
             return assertion
 
         return lambda: call_tool(tool.compiled, arguments, subject=session.subject, guard=dispatcher.guard,
-                                 sign=sign, deadline=config.call_deadline_seconds)
+                                 sign=sign, deadline=config.call_deadline_seconds,
+                                 shaped_bytes=config.max_shaped_response_bytes)
 
     thunks = [thunk(i, c) for i, c in enumerate(calls)]
     if tracing.state.tracer is not None:
@@ -349,7 +353,8 @@ def _record(session, conversation_id, turn, calls, tools, outcomes, jtis, sessio
         "organization": session.organization.id, "conversation_id": conversation_id, "turn": turn,
         "tool": recordable(call.name[:64]), "tool_version": tools[call.name].version if call.name in tools else None,
         "subject": session.subject, "anonymous": session.anonymous, "kind": o.kind, "http_code": o.http_code,
-        "latency_ms": o.latency_ms, "size_chars": o.size_chars, "jti": jti, "approval": call.approval,
+        "latency_ms": o.latency_ms, "size_chars": o.size_chars, "raw_bytes": o.raw_bytes, "jti": jti,
+        "approval": call.approval,
         "session_start": session_start,
         "created_at": created,
     } for call, o, jti in zip(calls, outcomes, jtis)]

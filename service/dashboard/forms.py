@@ -10,6 +10,7 @@ import re
 from typing import Any, Iterable, Mapping
 
 from service.catalogue import Violation, violation
+from service.dashboard.shaping import SHAPING_INPUTS, shaping_from_form
 from service.definition import SUBJECT
 from service.limits import MAX_STORED_INTEGER
 from service.registry.rules import NAME_PATTERN, placeholders
@@ -34,7 +35,8 @@ def field_id(field: str) -> str:
 _LABELS = {"url": "URL", "required_entitlement": "Required entitlement", "display_name": "Display name",
            "runs_at_session_start": "Runs at session start",
            "requires_approval": "Requires approval", "element_type": "element type", "api_key": "API key",
-           "parameters": "Parameters", "calls": "Calls"}
+           "parameters": "Parameters", "calls": "Calls", "response_shape": "Response shape",
+           "error_fields": "Error fields", "outcome_messages": "Outcome messages"}
 _ROWS = {"parameters": "Parameter", "calls": "Call"}
 
 
@@ -102,6 +104,7 @@ def definition_from_form(form: Mapping[str, str], tool_name: str) -> dict[str, A
         "requires_approval": form.get("requires_approval") == "on",
         "required_entitlement": _text(form, "required_entitlement"),
         PARAMETERS: [parameter_from_row(r) for r in rows(form, PARAMETERS, PARAMETER_FIELDS)],
+        **shaping_from_form(form),
     }
 
 
@@ -167,7 +170,7 @@ BLANK_CALL = {"name": "", "arguments": "{}"}
 #: refused save lists its violations in this order, so it reads as the page does. A violation of no field (`""`) is
 #: about the whole definition and comes first; rows follow their field, each in `PARAMETER_FIELDS` order.
 FIELD_ORDER = ("", "name", "display_name", "project", "description", "method", "url", "scope", "required_entitlement",
-               "runs_at_session_start", "requires_approval", PARAMETERS)
+               "runs_at_session_start", "requires_approval", *SHAPING_INPUTS, PARAMETERS)
 _COLUMNS = {PARAMETERS: PARAMETER_FIELDS, CALLS: CALL_FIELDS}
 _ROW = re.compile(r"^(\w+)\[([0-9]{1,6})\](?:\.(\w+))?$")
 

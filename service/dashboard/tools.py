@@ -18,6 +18,7 @@ from service.dashboard.forms import (
 )
 from service.dashboard.history import tool_extras
 from service.dashboard.readable import names, repinned_sentence
+from service.dashboard.shaping import SAMPLE, TRY_SHAPE, at_inputs, try_shape
 from service.dashboard.tool_list import COLUMNS, ListQuery, listing
 from service.dashboard.web import PUBLISH, READ, WRITE_DRAFTS, blp, done, page, powers, principal, requires
 from service.definition import ELEMENT_TYPES, LOCATIONS, METHODS, SCOPES, SUBJECT, TYPES
@@ -130,10 +131,10 @@ def tool(name: str):
 
 
 def _editor(view: dict, state: dict, *, status: int = 200, violations=(), dirty: bool = False,
-            etag: str | None = None, message: str | None = None):
-    return page("editor.html", status, violations=violations, tool=view, state=state, choices=CHOICES,
-                read_only=WRITE_DRAFTS not in powers(), etag=etag or view["draft"]["etag"], dirty=dirty,
-                message=message, version=None, blank=BLANK_PARAMETER, **tool_extras(view))
+            etag: str | None = None, message: str | None = None, **shaping: Any):
+    return page("editor.html", status, violations=at_inputs(violations, state), tool=view, state=state,
+                choices=CHOICES, read_only=WRITE_DRAFTS not in powers(), etag=etag or view["draft"]["etag"],
+                dirty=dirty, message=message, version=None, blank=BLANK_PARAMETER, **tool_extras(view), **shaping)
 
 
 @blp.get("/tools/<name>/draft")
@@ -156,6 +157,9 @@ def editor_submit(name: str):
     state = definition_from_form(request.form, name)
     etag = request.form.get("etag") or None
     op = request.form.get("op", "save")
+    if op == TRY_SHAPE:  # the sample is shaped, nothing is saved: the page comes back as it was sent
+        return _editor(view, state, dirty=True, etag=etag, sample=request.form.get(SAMPLE, ""),
+                       preview=try_shape(request.form))
     if op != "save":
         state[PARAMETERS] = apply_row_op(state[PARAMETERS], op, BLANK_PARAMETER)
         return _editor(view, state, dirty=True, etag=etag)

@@ -11,7 +11,7 @@ from service.dispatch.build import (
     build_request,
     compile_definition,
 )
-from service.dispatch.call import call_tool
+from service.dispatch.call import call_tool, worded
 from service.dispatch.failures import (
     DECLINED,
     FAILURE_KINDS,
@@ -19,12 +19,14 @@ from service.dispatch.failures import (
     REFUSED,
     RESPONSE_TOO_BIG,
     RETURNED_NOTHING,
+    SHAPE_FAILED,
     TIMED_OUT,
     TRANSPORT_ERROR,
     UNKNOWN_TOOL,
     failure_object,
 )
 from service.dispatch.guard import AddressGuard, parse_allowed_networks
+from service.dispatch.shaping import ShapeFailed, compile_shape, shape
 from service.dispatch.step import run_step
 from service.dispatch.transport import CallOutcome, send
 
@@ -41,14 +43,19 @@ __all__ = [
     "REFUSED",
     "RESPONSE_TOO_BIG",
     "RETURNED_NOTHING",
+    "SHAPE_FAILED",
+    "ShapeFailed",
     "TIMED_OUT",
     "TRANSPORT_ERROR",
     "UNKNOWN_TOOL",
     "build_request",
     "call_tool",
     "compile_definition",
+    "compile_shape",
     "failure_object",
     "parse_allowed_networks",
     "run_step",
     "send",
+    "shape",
+    "worded",
 ]

@@ -16,6 +16,7 @@ from urllib.parse import quote, urlsplit
 
 from service.definition import BODY_METHODS, LOCATIONS, SCALAR_TYPES, SUBJECT, Parameter, ToolDefinition
 from service.dispatch.arguments import check_value, json_type_name, render_scalar, to_json_bytes
+from service.dispatch.shaping import Shaping, compile_shaping
 from service.limits import MAX_BODY_BYTES, MAX_URL_CHARS
 
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
@@ -64,6 +65,7 @@ class CompiledTool:
     subject: Parameter | None
     query_keys: tuple[tuple[str, str], ...]  # (name, name as encoded in the query), in order
     body_names: tuple[str, ...]  # the body's keys, in order; empty when the tool sends no body
+    shaping: Shaping | None = None  # None: the spec's behaviour (the tool sets no shape, error fields or messages)
 
 
 def compile_definition(definition: ToolDefinition) -> CompiledTool:
@@ -79,6 +81,12 @@ def compile_definition(definition: ToolDefinition) -> CompiledTool:
     subject = definition.subject_parameter
     if definition.scope == "per_user" and subject is None:
         raise DefinitionError("a per-user tool needs a subject parameter")
+    shaping = None
+    if definition.shaped:
+        try:
+            shaping = compile_shaping(definition.response_shape, definition.error_fields, definition.outcome_messages)
+        except ValueError as exc:
+            raise DefinitionError(str(exc)) from None
     return CompiledTool(
         definition=definition,
         origin=origin,
@@ -89,6 +97,7 @@ def compile_definition(definition: ToolDefinition) -> CompiledTool:
         subject=subject,
         query_keys=tuple((p.name, quote(p.name, safe="")) for p in definition.parameters if p.location == "query"),
         body_names=tuple(p.name for p in definition.parameters if p.location == "body"),
+        shaping=shaping,
     )
 
 

@@ -63,6 +63,19 @@ def read_text(chunks: Iterable[bytes], charset: str, cap: int) -> str | None:
     return "".join(parts)
 
 
+def read_bytes(chunks: Iterable[bytes], cap: int) -> bytes | None:
+    """The whole decoded body as bytes, or None as soon as it passes `cap` bytes (a shaped tool's raw body: its
+    JSON is parsed from bytes, and the shape's result, not the body, is what counts against the model's cap)."""
+    parts: list[bytes] = []
+    count = 0
+    for chunk in chunks:
+        count += len(chunk)
+        if count > cap:
+            return None
+        parts.append(chunk)
+    return b"".join(parts)
+
+
 def has_body(chunks: Iterable[bytes]) -> bool:
     """Whether the decoded body is non-empty, judged from its first non-empty chunk; the rest is never read."""
     return any(chunks)

@@ -20,13 +20,15 @@ from service.dispatch.failures import (
     REFUSED,
     RESPONSE_TOO_BIG,
     RETURNED_NOTHING,
+    SHAPE_FAILED,
     TIMED_OUT,
     TRANSPORT_ERROR,
     failure_object,
 )
 from service.dispatch.guard import AddressGuard
-from service.dispatch.reading import charset_of, decoded_chunks, has_body, raw_chunks, read_text
-from service.limits import CALL_DEADLINE_SECONDS, ERROR_DETAIL_CHARS, RESPONSE_CAP_CHARS
+from service.dispatch.reading import charset_of, decoded_chunks, has_body, raw_chunks, read_bytes, read_text
+from service.dispatch.shaping import ShapeFailed, Shaping, error_details, shape
+from service.limits import CALL_DEADLINE_SECONDS, ERROR_DETAIL_CHARS, MAX_SHAPED_RESPONSE_BYTES, RESPONSE_CAP_CHARS
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,9 @@ class CallOutcome:
     `size_chars` its length. `http_code` is set whenever the endpoint answered with a status.
     `detail` says why a call failed, for logs only; it never holds the endpoint's body. `found` is, for
     invalid-arguments, each (argument, what is wrong with it): for the admin's playground, never the model.
+    For a tool that shapes what the model sees (docs/shaping.md): `size_chars` is the shaped output's length and
+    `raw_bytes` the body's own size; `details` the error fields the model may read and `message` the tool's sentence
+    for this outcome, both part of the failure object.
     """
 
     kind: str | None
@@ -46,6 +51,9 @@ class CallOutcome:
     size_chars: int | None = None
     detail: str | None = None
     found: tuple[tuple[str, str], ...] = ()
+    raw_bytes: int | None = None
+    details: dict[str, str | int | float] | None = None
+    message: str | None = None
 
     @property
     def succeeded(self) -> bool:
@@ -55,7 +63,12 @@ class CallOutcome:
         """The model's view: {"output": text} on success, {"error": the failure object} otherwise."""
         if self.kind is None:
             return {"output": self.output}
-        return {"error": failure_object(self.kind, self.http_code)}
+        failure = failure_object(self.kind, self.http_code)
+        if self.details:
+            failure["details"] = self.details
+        if self.message is not None:
+            failure["message"] = self.message
+        return {"error": failure}
 
 
 _clients: WeakKeyDictionary[AddressGuard, GuardedClient] = WeakKeyDictionary()
@@ -76,17 +89,24 @@ def send(
     authorization: str,
     deadline: float = CALL_DEADLINE_SECONDS,
     cap: int = RESPONSE_CAP_CHARS,
+    shaping: Shaping | None = None,
+    shaped_bytes: int = MAX_SHAPED_RESPONSE_BYTES,
 ) -> CallOutcome:
     """Call the endpoint once with `authorization` as the Authorization header, exactly as given.
 
     One deadline covers resolution, connecting, the headers and the whole body; a body past `cap`
-    characters is cut off as response-too-big.
+    characters is cut off as response-too-big. With a tool's `shaping` the outcome is `judge_shaped`'s: a shaped
+    body may be up to `shaped_bytes`.
     """
     started = time.monotonic()
-    outcome = within_deadline(lambda: _exchange(guard, request, authorization, deadline, cap), deadline)
+    if shaping is None:
+        outcome = within_deadline(lambda: _exchange(guard, request, authorization, deadline, cap), deadline)
+    else:
+        outcome = within_deadline(lambda: _exchange_shaped(guard, request, authorization, cap, shaping, shaped_bytes),
+                                  deadline)
     # Built directly: dataclasses.replace costs twice as much, on every call.
     return CallOutcome(outcome.kind, outcome.http_code, outcome.output, round((time.monotonic() - started) * 1000),
-                       outcome.size_chars, outcome.detail)
+                       outcome.size_chars, outcome.detail, (), outcome.raw_bytes, outcome.details, outcome.message)
 
 
 def within_deadline(exchange: Callable[[], CallOutcome], deadline: float) -> CallOutcome:
@@ -129,6 +149,18 @@ def _exchange(guard: AddressGuard, request: BuiltRequest, authorization: str, de
         response.release()
 
 
+def _exchange_shaped(guard: AddressGuard, request: BuiltRequest, authorization: str, cap: int, shaping: Shaping,
+                     shaped_bytes: int) -> CallOutcome:
+    """`_exchange` for a tool that shapes what the model sees (the reference engines of bench/engines.py stand in for
+    `_exchange` alone: they measure the plain path)."""
+    response = client_for(guard).open(request, authorization)
+    try:
+        chunks = decoded_chunks(raw_chunks(response.read), _header(response, "Content-Encoding"))
+        return judge_shaped(response.status_code, _header(response, "Content-Type"), chunks, cap, shaping, shaped_bytes)
+    finally:
+        response.release()  # as in _exchange: back to the pool only when read to its end
+
+
 def _header(response: Any, name: str) -> str | None:
     value = response.get(name)
     return ", ".join(value) if isinstance(value, list) else value  # a repeated header comes as a list
@@ -145,6 +177,56 @@ def judge(status: int, content_type: str | None, chunks: Iterable[bytes], cap: i
     if text is None:
         return CallOutcome(RESPONSE_TOO_BIG, http_code=status, detail=f"more than {cap} characters")
     return CallOutcome(None, http_code=status, output=text, size_chars=len(text))
+
+
+def judge_shaped(status: int, content_type: str | None, chunks: Iterable[bytes], cap: int, shaping: Shaping,
+                 shaped_bytes: int) -> CallOutcome:
+    """`judge` for a tool that shapes what the model sees: a 2xx body up to `shaped_bytes` shaped by its expression
+    (whose result must fit `cap`), an error body's allowed fields as details, and the tool's sentence as message."""
+    charset = charset_of(content_type)
+    if not 200 <= status < 300:
+        if not shaping.error_fields:
+            kind = REFUSED if has_body(chunks) else RETURNED_NOTHING
+            return CallOutcome(kind, http_code=status, message=shaping.message(kind, status))
+        chunks = iter(chunks)
+        first = next((c for c in chunks if c), b"")
+        kind = REFUSED if first else RETURNED_NOTHING
+        details = error_details(_chained(first, chunks), charset, shaping.error_fields) if first else None
+        return CallOutcome(kind, http_code=status, details=details or None, message=shaping.message(kind, status))
+    if shaping.expression is None:
+        outcome = judge(status, content_type, chunks, cap)
+    else:
+        outcome = _shaped_body(status, charset, chunks, cap, shaping, shaped_bytes)
+    if outcome.kind is not None:
+        return CallOutcome(outcome.kind, status, detail=outcome.detail, raw_bytes=outcome.raw_bytes,
+                           message=shaping.message(outcome.kind, status))
+    if outcome.output == "" and shaping.empty_message is not None:
+        message = shaping.message("empty", status) or ""
+        return CallOutcome(None, status, output=message, size_chars=len(message), raw_bytes=outcome.raw_bytes)
+    return outcome
+
+
+def _shaped_body(status: int, charset: str, chunks: Iterable[bytes], cap: int, shaping: Shaping,
+                 shaped_bytes: int) -> CallOutcome:
+    body = read_bytes(chunks, shaped_bytes)
+    if body is None:
+        return CallOutcome(RESPONSE_TOO_BIG, http_code=status, detail=f"more than {shaped_bytes} bytes to shape")
+    if not body:
+        return CallOutcome(None, http_code=status, output="", size_chars=0, raw_bytes=0)
+    assert shaping.expression is not None
+    try:
+        text = shape(shaping.expression, body if charset == "utf-8" else body.decode(charset, "replace"), cap)
+    except ShapeFailed as exc:
+        return CallOutcome(SHAPE_FAILED, http_code=status, detail=str(exc), raw_bytes=len(body))
+    if text is None:
+        return CallOutcome(RESPONSE_TOO_BIG, http_code=status, raw_bytes=len(body),
+                           detail=f"the shaped result is more than {cap} characters")
+    return CallOutcome(None, http_code=status, output=text, size_chars=len(text), raw_bytes=len(body))
+
+
+def _chained(first: bytes, rest: Iterable[bytes]) -> Iterable[bytes]:
+    yield first
+    yield from rest
 
 
 def _describe(exc: BaseException) -> str:

@@ -17,7 +17,8 @@ from service.registry import REGISTRATION_FIELDS
 from service.registry.rules import check_definition
 
 #: The rule that says each field was kept.
-KEPT_RULES = {"required_entitlement": "entitlement-kept"}
+KEPT_RULES = {"required_entitlement": "entitlement-kept", "response_shape": "shaping-kept",
+              "error_fields": "shaping-kept", "outcome_messages": "shaping-kept"}
 #: The rule that says the person's approval choice was kept, by the value kept.
 APPROVAL_KEPT = {True: "approval-kept", False: "approval-off-kept"}
 
@@ -31,8 +32,10 @@ def keep_existing(mapped: Mapped, existing: dict[str, Any]) -> tuple[list[Violat
     chosen = existing.get("requires_approval") is True
     if chosen != mapped.requires_approval and not mapped.approval_chosen:
         fields["requires_approval"] = chosen
-    if existing.get("required_entitlement"):
-        fields["required_entitlement"] = existing["required_entitlement"]
+    # Nor can a document state what the model sees of an answer (docs/shaping.md): an import itself sets none of it.
+    for name in ("required_entitlement", "response_shape", "error_fields", "outcome_messages"):
+        if existing.get(name):
+            fields[name] = existing[name]
     if not fields or mapped.registration is None:
         return [], []
     registration = {**mapped.registration, **fields}

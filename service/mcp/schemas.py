@@ -61,6 +61,19 @@ DEFINITION_PROPERTIES: dict[str, Any] = {
                 "description": "At registration only: the one project this tool belongs to, or null for an "
                                "organization-wide tool."},
     "parameters": {"type": "array", "items": PARAMETER, "maxItems": limits.MAX_PARAMETERS},
+    # What the model sees (docs/shaping.md); absent or null: the spec's behaviour.
+    "response_shape": {"type": ["string", "null"], "maxLength": limits.MAX_RESPONSE_SHAPE_CHARS,
+                       "description": "A JMESPath expression applied to a 2xx JSON body; the model gets its result "
+                                      "as compact JSON, which must fit 16,384 characters (the body may be larger)."},
+    "error_fields": {"type": ["array", "null"], "maxItems": limits.MAX_ERROR_FIELDS,
+                     "items": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_-]{0,63}$"},
+                     "description": "Top-level fields of a JSON error body the model may read (strings and numbers "
+                                    "only), as the failure object's details; the rest of the body never reaches it."},
+    "outcome_messages": {"type": ["object", "null"], "maxProperties": limits.MAX_OUTCOME_MESSAGES,
+                         "additionalProperties": {"type": "string", "maxLength": limits.MAX_OUTCOME_MESSAGE_CHARS},
+                         "description": 'The tool\'s own sentence per outcome, keyed by a failure kind ("refused"), '
+                                        'a kind and a status ("refused:404") or "empty" (a 2xx with no body): the '
+                                        "failure object's message, or the output of an empty answer."},
 }
 
 DEFINITION = {

@@ -30,6 +30,11 @@ KINDS: dict[str, tuple[tuple[str, ...], str]] = {
     "scope-changed": ((ENDPOINT,), "The scope changed from {before} to {after}."),
     "session-start-changed": ((MODEL,), "The tool {after}."),
     "approval-changed": ((MODEL, ENDPOINT), "The tool {after}."),
+    # What the model sees of an answer (docs/shaping.md): the same call now reads differently to it.
+    "shape-changed": ((MODEL,), "What the model gets of a successful answer changed: its response shape was "
+                                "{before} and is now {after}."),
+    "error-fields-changed": ((MODEL,), "The fields of an error the model may read changed from {before} to {after}."),
+    "outcome-messages-changed": ((MODEL,), "The sentences the model gets for the tool's outcomes changed."),
     "parameter-added": ((), "An optional parameter {parameter} was added."),
     "parameter-made-optional": ((), "The parameter {parameter} is now optional."),
     "parameter-description-changed": ((), "The description of the parameter {parameter} changed."),
@@ -81,6 +86,8 @@ def _words(value: Any, names: dict[str, str]) -> str:
         return "none"
     if isinstance(value, bool):
         return "runs at session start" if value else "no longer runs at session start"
+    if isinstance(value, list):
+        return ", ".join(value) or "none"
     return names.get(value, str(value))
 
 
@@ -107,6 +114,12 @@ def compare(before: dict[str, Any], after: dict[str, Any]) -> list[Change]:
         changes.append(Change("approval-changed", before=was, after=now))
     if before.get("description") != after.get("description"):
         changes.append(Change("description-changed"))
+    # Absent, null and empty all mean the spec's behaviour (a definition stored before issue 39 has none).
+    for field, kind in (("response_shape", "shape-changed"), ("error_fields", "error-fields-changed")):
+        if (before.get(field) or None) != (after.get(field) or None):
+            changes.append(Change(kind, before=before.get(field) or None, after=after.get(field) or None))
+    if (before.get("outcome_messages") or {}) != (after.get("outcome_messages") or {}):
+        changes.append(Change("outcome-messages-changed"))
     old = {p["name"]: p for p in before.get("parameters", [])}
     new = {p["name"]: p for p in after.get("parameters", [])}
     removed = [name for name in old if name not in new]

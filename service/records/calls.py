@@ -138,7 +138,7 @@ def call_view(row: CallRecord) -> dict[str, Any]:
         "tool": row.tool, "version": row.tool_version, "session_start": row.session_start,
         "subject": row.subject, "anonymous": row.anonymous,
         "kind": row.kind or OK, "status": row.http_code, "latency_ms": row.latency_ms, "size": size, "jti": row.jti,
-        "approval": row.approval,
+        "approval": row.approval, "raw_size": row.raw_bytes,
     }
 
 

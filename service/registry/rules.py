@@ -24,6 +24,7 @@ from service.definition import (
     ToolDefinition,
 )
 from service.dispatch import DefinitionError, compile_definition
+from service.registry.shaping import SHAPING_FIELDS, check_shaping
 from service.text import is_blank, text_problem
 
 # Matched with fullmatch: `$` also matches before a final line break, so "x\n" would pass as "x".
@@ -33,7 +34,7 @@ PLACEHOLDER_PATTERN = re.compile(r"\{([^{}]*)\}")
 
 DEFINITION_FIELDS = {
     "name", "description", "method", "url", "scope", "runs_at_session_start", "requires_approval",
-    "required_entitlement", "parameters",
+    "required_entitlement", "parameters", *SHAPING_FIELDS,
 }
 PARAMETER_FIELDS = {"name", "type", "location", "required", "description", "element_type"}
 
@@ -73,6 +74,7 @@ def check_definition(data: Any, *, extra_fields: frozenset[str] = frozenset(),
     entitlement = _check_entitlement(data, found)
     parameters = _check_parameters(data, found)
     given = [p for p in parameters if p is not None]
+    response_shape, error_fields, outcome_messages = check_shaping(data, found)
 
     found.extend(_check_together(method, url, scope, session_start, given, parameters))
     if found:
@@ -88,6 +90,9 @@ def check_definition(data: Any, *, extra_fields: frozenset[str] = frozenset(),
         requires_approval=requires_approval,
         required_entitlement=entitlement,
         parameters=tuple(given),
+        response_shape=response_shape,
+        error_fields=error_fields,
+        outcome_messages=outcome_messages,
     )
     try:
         # Fail closed: whatever request building would refuse, the registry refuses first.

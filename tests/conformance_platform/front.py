@@ -54,7 +54,9 @@ ROUTES = {
 ROUTES = {"import": r"/v1/tools/import", **ROUTES}
 SWAPPED_KINDS = {"refused": "returned-nothing", "returned-nothing": "refused", "response-too-big": "refused",
                  "timed-out": "transport-error", "transport-error": "timed-out", "unknown-tool": "invalid-arguments",
-                 "invalid-arguments": "unknown-tool"}
+                 "invalid-arguments": "unknown-tool", "shape-failed": "refused"}
+#: What a tool lets the model see (docs/shaping.md): a registry that drops them serves every tool plain.
+SHAPING_FIELDS = ("response_shape", "error_fields", "outcome_messages")
 LEAKED = "Traceback (most recent call last): the endpoint's stack trace"
 
 
@@ -123,6 +125,8 @@ class Front:
             if self.on("refuse-named", str(body.get("name"))):
                 return Outgoing.of_json(422, {"errors": [{"field": "name", "rule": "overzealous",
                                                           "message": "Refused by a broken registry."}]})
+            if self.on("shaping-ignored", str(body.get("name"))):
+                incoming.body = json.dumps({k: v for k, v in body.items() if k not in SHAPING_FIELDS}).encode()
         if kind == "version" and incoming.method in ("PUT", "PATCH", "DELETE") and self.on("fake-published-write"):
             return Outgoing.of_json(200, {"version": int(params["number"]), "name": name})
         if kind == "draft" and incoming.method == "PUT" and isinstance(body, dict):

@@ -30,7 +30,9 @@ ERROR_RESULTS = frozenset({"failure/refused", "failure/returned-nothing", "failu
                            "failure/redirect-not-followed",
                            # outside the area, the cases that expect an error result too:
                            "request/path-value-one-segment", "entitlement/unentitled-not-callable",
-                           "session-start/runs-once"})
+                           "session-start/runs-once",
+                           "shaping/response-shape", "shaping/shape-failed", "shaping/error-fields",
+                           "shaping/outcome-messages"})
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,7 @@ MODES = [
          back={"hold-slow": True}),
     Mode("error-bodies", ERROR_RESULTS | {"session-start/failure-summary"},
          front={"error-bodies": True, "context-error-body": True}),
+    Mode("shaping", area("shaping"), front={"shaping-ignored": "_shaping_"}),
     Mode("subject", area("subject"), front={"subject-offered": True},
          back={"model-subject": True, "wrong-subject": "_subject_(filled|query|body)$"}),
     Mode("entitlement", area("entitlement"), front={

@@ -273,6 +273,19 @@ class Story:
                 "by_keyboard": by_keyboard, "names": self.names(), "errors": page.locator(".field-error").count(),
                 "unlabelled": page.evaluate(UNLABELLED)}
 
+    def shape_try(self):
+        """*Try it* beside the response shape: a pasted sample shaped as a call's answer would be, before saving;
+        checked by axe wide and at phone width."""
+        page = self.page
+        page.fill("#f-response_shape", "orders[*].id")
+        page.fill("#f-shape_sample", json.dumps({"orders": [{"id": "o-1", "lines": [1, 2]}, {"id": "o-2"}]}))
+        page.click("button:has-text('Try it')")
+        page.wait_for_selector("#shape-preview pre")
+        seen = {"preview": " ".join(page.inner_text("#shape-preview").split()), "path": self.path(),
+                "kept": page.input_value("#f-response_shape"), "unsaved": page.is_visible("[data-unsaved-note]")}
+        self.axe("editor, try it")
+        return {**seen, **self.both_widths("editor, try it")}
+
     def unsaved_warning(self):
         page, dialogs = self.page, []
 
@@ -529,7 +542,7 @@ class Story:
 
 
 STEPS = ["signin_page", "signin", "register_refused", "register", "invalid_save", "invalid_save_checked",
-         "fix_and_save", "unsaved_warning", "publish", "read_only", "new_draft", "project", "project_publish",
+         "fix_and_save", "shape_try", "unsaved_warning", "publish", "read_only", "new_draft", "project", "project_publish",
          "playground", "playground_checked", "call_log", "agent", "agent_publish", "tools_screen",
          "tools_screen_checked", "tools_search", "error_page", "import_screen", "phone", "phone_calls_and_keyboard"]
 

@@ -378,12 +378,19 @@ def test_the_calls_fold_their_filters_at_phone_width_and_it_works_by_keyboard(st
     assert seen["focus_outline"] == "solid"
 
 
+def test_try_it_shows_beside_the_shape_what_the_model_would_get_before_saving(story):
+    seen = story["shape_try"]
+    assert seen["preview"] == 'The model would get 13 of 16,384 characters: ["o-1","o-2"]'
+    assert (seen["path"], seen["kept"], seen["unsaved"]) == (f"/tools/{TOOL}/draft", "orders[*].id", True)
+    assert seen["overflow"] == 0  # nothing sideways at 390 px
+
+
 #: Every screen axe checks, at the width the story saw it.
 AXE_SCREENS = {f"{screen} at {width} px" for screen, widths in {
     "sign-in": [1280], "tools": [1280, 390], "register, refused": [1280], "editor, refused save": [1280, 390],
     "published version": [1280], "project": [1280], "project publish confirmation": [1280],
     "playground, results": [1280, 390], "calls": [1280, 390], "compare": [390], "error page": [1280],
-    "import": [1280, 390]}.items()
+    "import": [1280, 390], "editor, try it": [1280, 390]}.items()
     for width in widths}
 
 

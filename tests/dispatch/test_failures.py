@@ -5,14 +5,14 @@ from service.dispatch import FAILURE_KINDS, failure_object
 from service.dispatch.transport import CallOutcome
 
 
-def test_the_kinds_are_the_specs_six_plus_invalid_arguments_and_declined():
+def test_the_kinds_are_the_specs_six_plus_invalid_arguments_declined_and_shape_failed():
     assert FAILURE_KINDS == (
         "refused", "returned-nothing", "response-too-big", "timed-out",
-        "transport-error", "unknown-tool", "invalid-arguments", "declined",
+        "transport-error", "unknown-tool", "invalid-arguments", "declined", "shape-failed",
     )
 
 
-@pytest.mark.parametrize("kind", ["refused", "returned-nothing", "response-too-big"])
+@pytest.mark.parametrize("kind", ["refused", "returned-nothing", "response-too-big", "shape-failed"])
 def test_kinds_where_the_endpoint_answered_carry_its_status(kind):
     assert failure_object(kind, 404) == {"status": "error", "kind": kind, "httpCode": 404}
 

@@ -104,3 +104,22 @@ def test_a_refused_re_import_keeps_nothing_and_writes_nothing(importer, api):
     refused = importer.apply(shop(), update_existing=True)["POST /orders"]
 
     assert (refused["status"], rules(refused), refused["kept"]) == ("refused", [("name", "draft-exists")], [])
+
+
+def test_what_the_model_sees_is_kept_from_the_latest_version_and_an_import_sets_none(importer, api):
+    shaping = {"response_shape": "order.{id: id}", "error_fields": ["code"],
+               "outcome_messages": {"refused:409": "That order was already placed."}}
+    published(api, requires_approval=True, **shaping)
+
+    applied = importer.apply(shop(), update_existing=True)["POST /orders"]
+
+    kept = {"rule": "shaping-kept", "message": RULES["shaping-kept"]}
+    assert (applied["status"], applied["kept"]) == ("created", [{"field": name, **kept} for name in shaping])
+    written = draft(api)
+    assert {name: written[name] for name in shaping} == shaping
+
+
+def test_a_first_import_sets_nothing_of_what_the_model_sees(importer, api):
+    applied = importer.apply(shop())["POST /orders"]
+    assert applied["status"] == "created"
+    assert not {"response_shape", "error_fields", "outcome_messages"} & set(draft(api))

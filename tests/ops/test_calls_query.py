@@ -76,7 +76,7 @@ def test_each_outcome_shows_its_size_status_and_kind(logged):
     assert (calls[None]["version"], calls[None]["tool"]) == (None, "made_up")
     assert calls["a4"]["anonymous"] is True and calls["a6"]["session_start"] is True
     assert set(calls["a1"]) == {"id", "at", "conversation", "turn", "tool", "version", "session_start", "subject",
-                                "anonymous", "kind", "status", "latency_ms", "size", "jti", "approval"}
+                                "anonymous", "kind", "status", "latency_ms", "size", "jti", "approval", "raw_size"}
 
 
 def test_only_the_organizations_admins_read_its_calls(logged, other_api, keys):

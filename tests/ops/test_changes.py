@@ -82,6 +82,15 @@ VECTORS = [
     ("stored-before-the-flag-is-not-a-change", BASE, edited(requires_approval=False), []),
     ("description-changed", BASE, edited(description="Recent orders."), [("description-changed", None, ())]),
     ("entitlement-changed", BASE, edited(required_entitlement="orders:read"), [("entitlement-changed", None, ())]),
+    ("shape-set", BASE, edited(response_shape="orders[*].id"), [("shape-changed", None, (MODEL,))]),
+    ("shape-changed", edited(response_shape="orders[*].id"), edited(response_shape="orders[0]"),
+     [("shape-changed", None, (MODEL,))]),
+    ("shape-removed", edited(response_shape="orders[*].id"), BASE, [("shape-changed", None, (MODEL,))]),
+    ("error-fields-changed", BASE, edited(error_fields=["code"]), [("error-fields-changed", None, (MODEL,))]),
+    ("outcome-messages-changed", edited(outcome_messages={"refused": "No."}),
+     edited(outcome_messages={"refused": "Not there."}), [("outcome-messages-changed", None, (MODEL,))]),
+    ("stored-before-shaping-is-not-a-change", BASE, edited(response_shape=None, error_fields=[],
+                                                            outcome_messages={}), []),
     ("removed-and-added-elsewhere-is-not-a-rename", BASE,
      plus(without(BASE, "status"), name="state", type="number", location="query"),
      [("parameter-removed", "status", BOTH), ("required-parameter-added", "state", (MODEL,))]),
@@ -105,6 +114,11 @@ def test_the_vectors_cover_every_kind_of_change():
 
 
 def test_messages_are_readable_sentences():
+    shaped = compare(BASE, edited(response_shape="orders[*].id"))[0]
+    assert shaped.message == ("What the model gets of a successful answer changed: its response shape was none and is "
+                              "now orders[*].id.")
+    fields = compare(edited(error_fields=["code"]), edited(error_fields=["code", "message"]))[0]
+    assert fields.message == "The fields of an error the model may read changed from code to code, message."
     moved = compare(BASE, param(BASE, "status", location="body"))[0]
     assert moved.message == "The parameter status moved from the query string to the request body."
     renamed = compare(BASE, param(BASE, "status", name="state"))[0]

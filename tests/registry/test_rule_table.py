@@ -15,8 +15,9 @@ from service.catalogue import RULES
 SERVICE = Path(service.__file__).parent
 
 #: Refusals that are not rules of a definition or a request: a credential not accepted at sign-in, and a token the
-#: playground could not mint (its sentence is the signer's own).
-ELSEWHERE = {"dashboard/account.py", "dashboard/playground.py"}
+#: playground could not mint (its sentence is the signer's own); and the editor's gathering of one error field's or
+#: one outcome message's violation under the input holding them all, its table sentence prefixed by the item.
+ELSEWHERE = {"dashboard/account.py", "dashboard/playground.py", "dashboard/shaping.py"}
 
 
 #: The names whose calls the tests below read.

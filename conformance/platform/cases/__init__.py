@@ -22,6 +22,7 @@ from conformance.platform.cases import (  # noqa: F401  (each module declares it
     request,
     rule,
     session_start,
+    shaping,
     subject,
     turn,
     turn_approval,

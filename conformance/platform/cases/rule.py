@@ -58,6 +58,22 @@ RULE_SPEC: dict[str, tuple[SpecRef, ...]] = {
     "entitlement-format": (defining("An optional claim such as products:write that the user’s session token must "
                                     "carry for the tool to be available to the model."),),
 }
+#: What a tool lets the model see (docs/shaping.md): rules the contract states, the spec announces.
+_SHAPE = contract("`response_shape`, a JMESPath expression applied to a 2xx JSON body, whose result is what the model "
+                  "gets")
+_ERROR_FIELDS = contract("`error_fields`, top-level fields of a JSON error body the model may read, carried as the "
+                         "failure object's `details`")
+_MESSAGES = contract("`outcome_messages`, `{\"<kind>\" or \"<kind>:<status>\": \"sentence\"}`, carried as the "
+                     "failure object's `message`.")
+RULE_SPEC.update({
+    "shape-unparsable": (_SHAPE,),
+    "error-field-format": (_ERROR_FIELDS,),
+    "error-field-duplicate": (_ERROR_FIELDS,),
+    "too-many-error-fields": (_ERROR_FIELDS,),
+    "outcome-key-format": (_MESSAGES,),
+    "outcome-message-format": (_MESSAGES,),
+    "too-many-outcome-messages": (_MESSAGES,),
+})
 
 ACCEPTED_SPEC = (
     defining("A few configurations are unsafe or malformed, and the dashboard refuses them."),
@@ -67,6 +83,7 @@ ACCEPTED_SPEC = (
 ACCEPTED_ALSO: dict[str, tuple[SpecRef, ...]] = {
     "valid-requires-approval": (approvals("A tool whose `requires_approval` is true (it is false by default) has "
                                           "each of its calls wait for the person's approval."),),
+    "valid-shaping": (_SHAPE, _ERROR_FIELDS, _MESSAGES),
 }
 
 

@@ -32,7 +32,11 @@ class CallRecordSchema(Schema):
     kind = fields.String(metadata={"description": '"ok", or the failure kind.'})
     status = fields.Integer(allow_none=True, metadata={"description": "The endpoint's HTTP status, if it answered."})
     latency_ms = fields.Float()
-    size = fields.Raw(metadata={"description": 'Characters in the response, "over the cap", or null.'})
+    size = fields.Raw(metadata={"description": 'Characters in the response (for a tool with a response shape, in '
+                                               'its shaped result, what the model got), "over the cap", or null.'})
+    raw_size = fields.Integer(allow_none=True, metadata={
+        "description": "For a tool with a response shape, the bytes of the body the endpoint sent (decoded), beside "
+                       "the shaped size; null for every other call."})
     jti = fields.String(allow_none=True, metadata={"description": "The call assertion's id (never the token)."})
     approval = fields.String(allow_none=True, metadata={
         "description": "The person's approval the call was sent or declined on; null for a call that needed none."})

@@ -30,6 +30,17 @@ class DefinitionSchema(Schema):
     required_entitlement = fields.String(allow_none=True)
     parameters = fields.List(fields.Nested(ParameterSchema), metadata={"example": [
         {"name": "status", "type": "string", "location": "query", "required": False}]})
+    # What the model sees (docs/shaping.md); absent or null: the spec's behaviour.
+    response_shape = fields.String(allow_none=True, metadata={
+        "description": "A JMESPath expression applied to a 2xx JSON body; the model gets its result as compact JSON.",
+        "example": "orders[*].{id: id, status: status}"})
+    error_fields = fields.List(fields.String(), allow_none=True, metadata={
+        "description": "Top-level fields of a JSON error body the model may read, as the failure object's details.",
+        "example": ["code", "message"]})
+    outcome_messages = fields.Dict(keys=fields.String(), values=fields.String(), allow_none=True, metadata={
+        "description": 'The tool\'s own sentence per outcome ("<kind>", "<kind>:<status>" or "empty"), as the '
+                       "failure object's message.",
+        "example": {"refused:404": "There is no such order."}})
 
 
 class RegistrationSchema(DefinitionSchema):
