@@ -20,7 +20,7 @@ from pathlib import Path
 from bench.common import PYTHON, ROOT, machine, table, verdict
 
 BENCHMARKS = ("step_fanout", "call_overhead", "instructions", "cap", "registry", "importing", "import_bomb", "load",
-              "database_stall", "slow_clients", "peer")
+              "database_stall", "slow_clients", "peer", "scale")
 #: No benchmark may run longer than this (the peer's first install included).
 BENCHMARK_SECONDS = 1_800
 
