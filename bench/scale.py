@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -223,6 +224,7 @@ def run(engines: list[str], sizes: dict[str, list[int]], quick: bool, purge_limi
                    longest=longest)
     report = Report("scale", "Lists at scale: tools, the call log, a step beside a big log, a purge while serving",
                     command)
+    load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="toolgate-scale-") as tmp, endpoint() as (tool_url, _pid):
         for engine in engines:
             started = time.perf_counter()
@@ -238,6 +240,8 @@ def run(engines: list[str], sizes: dict[str, list[int]], quick: bool, purge_limi
                 say(f"{engine}: stopped by {type(error).__name__}: {error}")
             say(f"{engine}: done in {time.perf_counter() - started:.0f} s")
     fill(report, measured)
+    report.notes.append(f"1-minute load average {load:.2f} at the start, {os.getloadavg()[0]:.2f} at the end "
+                        f"({os.cpu_count()} cores): every figure includes what else the machine was doing.")
     return report
 
 

@@ -101,6 +101,9 @@ def _answers(figures: dict[tuple[str, int], dict[str, Sample]]) -> str:
     lines = []
     for (engine, size), samples in figures.items():
         first = next(iter(samples.values()))
+        if not first.seconds:
+            lines.append([engine, count(size), first.skipped or "-", "-", "-"])
+            continue
         body = first.body if isinstance(first.body, dict) else {}
         lines.append([engine, count(size), len(body.get("tools", [])), f"{first.size / 1024:,.0f} KiB",
                       "yes" if "next" in body else "no (the whole list)"])
