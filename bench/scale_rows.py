@@ -21,6 +21,7 @@ from typing import Any, Iterator
 from urllib.parse import urlparse
 
 from service.database import db, make_database
+from service.migrations import call_partitions
 from service.models import Organization, Project, ProjectDraft, Tool, ToolDraft, ToolVersion
 from service.records import audit
 from service.records.tables import AuditHead, AuditRecord
@@ -191,6 +192,7 @@ def write_calls(url: str, slug: str, first: int, last: int, total: int, days: fl
         finally:
             connection.close()
         return
+    _partitions_for(url, days)
     import psycopg2
 
     connection = psycopg2.connect(url)  # `options` (the schema) is a libpq keyword too
@@ -205,6 +207,17 @@ def write_calls(url: str, slug: str, first: int, last: int, total: int, days: fl
             connection.commit()
     finally:
         connection.close()
+
+
+def _partitions_for(url: str, days: float) -> None:
+    """On a log partitioned by day (PostgreSQL, migration 0007), each day's partition the records fall in, made
+    first as the service would have made it ahead, so they land in their days and not in the default partition."""
+    database = make_database(url, pooled=False)
+    with database.connection_context():
+        if call_partitions.partitioned(database):
+            now = time.time()
+            for day in range(call_partitions.day_of(now - days * 86_400 - 60), call_partitions.day_of(now) + 1):
+                call_partitions.create_day(database, day)
 
 
 def _copy_line(row: tuple) -> str:
