@@ -81,7 +81,7 @@ def test_a_crash_under_the_dashboard_is_the_500_page_and_under_the_api_json(app,
         raise RuntimeError("a bug")
 
     monkeypatch.setattr(account, "page", crash)
-    monkeypatch.setattr(registry, "list_projects", crash)
+    monkeypatch.setattr(registry, "project_page", crash)
     client = app.test_client()
     response = client.get("/signin")
     assert response.status_code == 500 and response.content_type.startswith("text/html")
