@@ -221,3 +221,6 @@ MCP_TOOLS_PAGE_SIZE = 100
 #: While a `tools/call` waits for the person's answer to its elicitation, how often it reads the approval row, which
 #: another instance may have decided (one in this process wakes it at once).
 MCP_DECISION_POLL_SECONDS = 1.0
+#: Project-server sessions a process remembers (service/mcp/project_session.py): verified session ids, and the
+#: conversations' rows, read once. Every request still asks the database whether its session ended.
+MAX_KNOWN_MCP_SESSIONS = 10_000

@@ -19,6 +19,7 @@ import time
 from typing import Any, Callable, Iterable
 from urllib.parse import parse_qs
 
+import orjson
 from flask import Flask
 from werkzeug.http import HTTP_STATUS_CODES
 
@@ -95,7 +96,7 @@ def install_project_route(app: Flask) -> None:
                 result = project_server.call(person, conversation, str(message.id), message.params, dispatcher)
                 answer = protocol.result_message(message.id, project_server.tool_result(result, conversation.id))
                 headers: dict[str, str] = {}
-                status, payload = 200, json.dumps(answer).encode()
+                status, payload = 200, _json(answer)
             except Exception as failure:
                 status, payload, headers = _failure(failure, message.id, path)
             finally:
@@ -115,7 +116,16 @@ def install_project_route(app: Flask) -> None:
 
 def _names_its_organization(query: str, slug: str) -> bool:
     """Whether the query string names no organization but the token's own (`?org=`, the resource's, RFC 9728)."""
-    return all(value == slug for value in parse_qs(query).get("org", []))
+    return not query or all(value == slug for value in parse_qs(query).get("org", []))
+
+
+def _json(answer: dict[str, Any]) -> bytes:
+    """The answer's JSON, by orjson as the step route writes its own (a fraction of json's CPU); what orjson will not
+    write (text that is not Unicode, an integer past 64 bits, from an endpoint's JSON body) as the view writes it."""
+    try:
+        return orjson.dumps(answer)
+    except TypeError:  # orjson.JSONEncodeError
+        return json.dumps(answer).encode()
 
 
 def _plain_call(message: Message) -> bool:

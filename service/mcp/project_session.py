@@ -5,16 +5,28 @@ signed (TOOLGATE_SECRET_KEY, a salt of its own) and names that conversation, the
 whether the client can be asked (elicitation). So any instance reads a session without a lookup of its own, and the
 conversation row decides the rest on every request: it must be the token's subject's in the token's organization,
 of the project in the URL, and not ended. `DELETE` ends it on that row, so every instance sees the end.
+
+Every request of a session reads that row, in one statement whose text is made once. What never changes is
+remembered: a session id's signature, once verified (the id is the signed payload, so it opens the same way every
+time), and the conversation's row, once read (only `ended_at` ever changes, and it is in the statement's WHERE).
+So the statement of a known session selects no column, and none is turned into a model: it only says yes or no.
 """
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TypeVar
 
 from service.conversations import Session
+from service.database import generation
+from service.limits import MAX_KNOWN_MCP_SESSIONS
 from service.mcp import protocol
 from service.models import Conversation, now
 from service.text import is_text
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 @dataclass(frozen=True)
@@ -33,8 +45,19 @@ def issue(secret: str, conversation_id: str, protocol_version: str, elicitation:
     return protocol.serializer(secret, protocol.PROJECT_SESSION_SALT).dumps(payload)
 
 
+#: Session ids whose signature was verified: (secret, id) → what it vouches for. Only ids this service signed are
+#: kept, so a stranger's guesses never fill it.
+_verified: OrderedDict[tuple[str, str], ProjectSession] = OrderedDict()
+#: Conversations of sessions, as read: (database binding, conversation id) → its row, which never changes but for
+#: `ended_at` (read again by every request's statement).
+_conversations: OrderedDict[tuple[int, str], Conversation] = OrderedDict()
+
+
 def read(secret: str, session_id: str) -> ProjectSession | None:
     """The session a presented id vouches for, or None if this service did not sign it as a project session."""
+    known = _verified.get((secret, session_id))
+    if known is not None:
+        return known
     payload = protocol.signed_payload(secret, protocol.PROJECT_SESSION_SALT, session_id)
     if payload is None:
         return None
@@ -42,29 +65,45 @@ def read(secret: str, session_id: str) -> ProjectSession | None:
     if (not isinstance(conversation_id, str) or version not in protocol.SUPPORTED_VERSIONS
             or not isinstance(elicitation, bool)):
         return None
-    return ProjectSession(conversation_id, version, elicitation)
+    return _remember(_verified, (secret, session_id), ProjectSession(conversation_id, version, elicitation))
 
 
 def conversation_of(session: Session, project: str, conversation_id: str) -> Conversation | None:
     """The session's conversation: the token's subject's, in its organization, of `project`, not ended; else None
-    (a stranger's, another project's and an ended one are never told apart). One statement, its text made once:
-    every request of a session reads it, and building it with peewee's query builder cost more than running it."""
+    (a stranger's, another project's and an ended one are never told apart). One statement on every request, on
+    whatever instance, its text made once (peewee's query builder cost more than running it); its row is read only
+    the first time (see the module's docstring)."""
     if not is_text(project) or not is_text(conversation_id):
         return None
+    key = (generation(), conversation_id)
+    known = _conversations.get(key)
     database = Conversation._meta.database
-    row = database.execute_sql(_conversation_sql(database.param), (
+    row = database.execute_sql(_conversation_sql(database.param, known is None), (
         conversation_id, session.organization.id, session.subject, project)).fetchone()
     if row is None:
         return None
-    return Conversation(**{f.name: f.python_value(v) for f, v in zip(Conversation._meta.sorted_fields, row)})
+    if known is None:
+        known = _remember(_conversations, key, Conversation(
+            **{f.name: f.python_value(v) for f, v in zip(Conversation._meta.sorted_fields, row)}))
+    return known
 
 
-@lru_cache(maxsize=2)
-def _conversation_sql(param: str) -> str:
-    columns = ", ".join(f"c.{f.column_name}" for f in Conversation._meta.sorted_fields)
-    return (f"SELECT {columns} FROM conversation c JOIN project p ON p.id = c.project_id "
+@lru_cache(maxsize=4)
+def _conversation_sql(param: str, columns: bool) -> str:
+    """The statement of a session's request: with the conversation's columns (the first), or only whether it may
+    go on (a known conversation). The WHERE is the same, whatever the columns."""
+    selected = ", ".join(f"c.{f.column_name}" for f in Conversation._meta.sorted_fields) if columns else "1"
+    return (f"SELECT {selected} FROM conversation c JOIN project p ON p.id = c.project_id "
             f"WHERE c.id = {param} AND c.organization_id = {param} AND c.subject = {param} "
             f"AND c.ended_at IS NULL AND p.name = {param}")
+
+
+def _remember(cache: OrderedDict[K, V], key: K, value: V) -> V:
+    """Keep `value` under `key`, forgetting the oldest past MAX_KNOWN_MCP_SESSIONS."""
+    cache[key] = value
+    if len(cache) > MAX_KNOWN_MCP_SESSIONS:
+        cache.popitem(last=False)
+    return value
 
 
 def end(conversation: Conversation) -> None:

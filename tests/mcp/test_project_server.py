@@ -10,6 +10,8 @@ import requests
 from service.conversations.slots import CallSlots
 from service.database import db
 from service.http import DISPATCHER_KEY
+from service.mcp import project_session
+from service.models import Conversation, now
 from service.registry import get_organization
 from tests.mcp.project_client import RawProject, error_of, running_app, shop_tools
 from tests.support.definitions import make_org
@@ -285,6 +287,21 @@ def test_the_plain_path_hands_every_refusal_to_the_view(module_service, shop, al
     assert alice.request(session, "tools/call", call, token=module_service.admin_key).status_code == 403
 
 
+def test_a_session_ended_elsewhere_or_used_by_a_stranger_is_refused_at_once_after_calls(module_service, shop, alice):
+    """What a process remembers of a session (its verified id, its conversation's row) never outlives the row: a
+    session ended by another instance (its DELETE is this UPDATE of the same row) is refused by the next call."""
+    session = alice.session()
+    call = {"name": "echo_user", "arguments": {}}
+    for _ in range(2):  # the second call is answered from what the first one remembered
+        assert alice.result(session, "tools/call", call)["isError"] is False
+    bob = RawProject(shop, module_service.session_token("bob"))
+    assert bob.request(session, "tools/call", call).status_code == 404
+    conversation = project_session.read(module_service.config.secret_key, session).conversation_id
+    with db.connection_context():
+        assert Conversation.update(ended_at=now()).where(Conversation.id == conversation).execute() == 1
+    assert alice.request(session, "tools/call", call).status_code == 404
+    assert alice.request(session, "tools/call", call, Origin=module_service.url).status_code == 404  # the view
+
 #: Every request hook of the app that applies to the project server's endpoint (app-wide, or its blueprint's), by
 #: kind: the plain path does each one's work itself, as the step route's does (tests/conversations/
 #: test_step_route.py). A hook added to the app fails here until the plain path does its work too.
@@ -318,3 +335,13 @@ def test_only_a_plain_head_takes_the_plain_path(change, plain):
 
     environ = {k: v for k, v in {**PLAIN_HEAD, **change}.items() if v is not None}
     assert (_plain_length(environ, 1_048_576) == 80) is plain
+
+
+@pytest.mark.parametrize("structured", [{"text": "\ud800"}, {"n": 2**70}, {"a": ["é", 1.5, None, True]}])
+def test_the_plain_path_writes_any_answer_the_view_writes(structured):
+    """orjson writes the plain path's answers; what it will not write (text that is not Unicode, an integer past 64
+    bits, both possible in an endpoint's JSON body) is written as the view writes it, never a failure."""
+    from service.mcp.project_plain import _json
+
+    answer = {"jsonrpc": "2.0", "id": 1, "result": {"structuredContent": structured, "isError": False}}
+    assert json.loads(_json(answer)) == json.loads(json.dumps(answer))

@@ -1,6 +1,8 @@
 """The wire without HTTP: parsing one message, negotiating a version, signing sessions, the Origin rule."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from service.mcp import protocol
@@ -27,6 +29,26 @@ def test_an_envelope_error_keeps_the_id_it_could_read():
         protocol.parse_message(b'{"jsonrpc": "2.0", "id": "a", "method": 3}')
     assert caught.value.id == "a"
 
+
+@pytest.mark.parametrize("body", [
+    b'{"jsonrpc": "2.0", "method": "a", "params": {"n": 123456789012345678901234567890, "s": "\\ud800"}}',
+    b'\xef\xbb\xbf{"jsonrpc": "2.0", "method": "bom"}', '{"jsonrpc": "2.0", "method": "\u00e9"}'.encode("utf-16"),
+    b'{"jsonrpc": "2.0", "method": "a", "params": {"x": NaN}}', b'{"jsonrpc": "2.0", "method": "a", "x": -Infinity}',
+    b'"\xff"', b"[" * 100_000 + b"]" * 100_000, b'{"jsonrpc": "2.0", "method": "a", "params": {"x": 1e400}}'])
+def test_a_body_is_read_as_json_loads_reads_it(body):
+    """The decoder made once reads every body as `json.loads(body, parse_constant=...)` did: the same value, or a
+    parse error where that refused it (NaN and Infinity, text that is not UTF-8, UTF-16 or UTF-32, too deep)."""
+    def refuse(name):
+        raise ValueError(name)
+
+    try:
+        expected = protocol._message(json.loads(body, parse_constant=refuse))
+    except (ValueError, RecursionError):
+        with pytest.raises(ProtocolError) as caught:
+            protocol.parse_message(body)
+        assert caught.value.code == protocol.PARSE_ERROR
+    else:
+        assert protocol.parse_message(body) == expected
 
 @pytest.mark.parametrize("requested, answered", [
     ("2025-11-25", "2025-11-25"), ("2025-06-18", "2025-06-18"), ("2025-03-26", "2025-11-25"), ("", "2025-11-25")])
