@@ -40,6 +40,11 @@ SAMPLED = "tracing on, 1 trace in 10 sampled (OTEL_TRACES_SAMPLER=traceidratio)"
 #: The tree this work started from: the "before" of the instruction counts.
 TRACING_BASE = "3263ba1"
 COUNTED_STEPS = 300
+#: The batch processor's timer under callgrind. A process there runs some fifty times slower, so at the SDK's 5 s
+#: (OTEL_BSP_SCHEDULE_DELAY) the timer would send a batch every few steps, each with an HTTP request's fixed cost
+#: (about 3,400k instructions), where at full speed batches fill to the SDK's 512 spans first. Fifty times the
+#: delay gives the counted column the batches of the CPU columns.
+COUNTED_SCHEDULE_DELAY_MS = 50 * 5_000
 
 
 class _Sink(BaseHTTPRequestHandler):
@@ -86,7 +91,9 @@ async def measure(targets: list[Target]) -> None:
 def instructions(stack: contextlib.ExitStack, tmp: Path, tool: str, sink: str) -> list[list[str]]:
     """Rows of k instructions per one-call step: this tree off, on, and the tree at TRACING_BASE."""
     base = stack.enter_context(source_at(TRACING_BASE))
-    columns = [(OFF, None, {"OTEL_TRACES_EXPORTER": "none"}), (ON, None, {"OTEL_EXPORTER_OTLP_ENDPOINT": sink}),
+    columns = [(OFF, None, {"OTEL_TRACES_EXPORTER": "none"}),
+               (ON, None, {"OTEL_EXPORTER_OTLP_ENDPOINT": sink,
+                           "OTEL_BSP_SCHEDULE_DELAY": str(COUNTED_SCHEDULE_DELAY_MS)}),
                (f"before tracing ({TRACING_BASE})", base, {})]
     rows = []
     for name, root, env in columns:
@@ -95,8 +102,9 @@ def instructions(stack: contextlib.ExitStack, tmp: Path, tool: str, sink: str) -
         out = tmp / f"callgrind.{len(rows)}"
         extra = {"root": root} if root is not None else {}
         with platform(tmp, under=callgrind(out), start_seconds=START_SECONDS, env=env, **extra) as running:
+            exports = _Sink.received
             per_step = asyncio.run(_counted_steps(through(name, running, tool), running.pid, out))
-        rows.append([name, f"{per_step / 1000:,.0f}"])
+        rows.append([name, f"{per_step / 1000:,.0f}", str(_Sink.received - exports) if name == ON else ""])
     return rows
 
 
@@ -143,11 +151,15 @@ def run(with_instructions: bool) -> Report:
     report.notes.append(f"Sampling 1 trace in 10: {cpu_sampled / cpu_off - 1:+.1%} CPU a one-call step "
                         f"({cpu_sampled * 1e6:,.0f} µs); an unsampled request still passes its traceparent on.")
     if counts:
-        report.tables.append(table(["column", "k instructions per one-call step (callgrind)"], counts))
+        report.tables.append(table(["column", "k instructions per one-call step (callgrind)",
+                                    "export requests while running"], counts))
         off_count, on_count = (float(row[1].replace(",", "")) for row in counts[:2])
         report.notes.append(f"Counted: on runs {on_count / off_count - 1:+.1%} the instructions of off"
                             + (f"; off runs {off_count / float(counts[2][1].replace(',', '')) - 1:+.1%} those of "
-                               f"the tree before tracing" if len(counts) > 2 else "") + ".")
+                               f"the tree before tracing" if len(counts) > 2 else "")
+                            + f". Counted with OTEL_BSP_SCHEDULE_DELAY={COUNTED_SCHEDULE_DELAY_MS} for tracing on: "
+                            "under callgrind's slow-down the SDK's 5 s would send batches of a few spans, at "
+                            "full speed they fill to 512.")
     report.notes += [
         f"{SEQUENTIAL} sequential one-call steps on each, after {WARMUP} warm-up, in {ROUNDS} interleaved rounds; CPU "
         "is the serving process's (user + system, all its threads: the batch processor's export included).",
