@@ -144,16 +144,24 @@ def run(with_instructions: bool) -> Report:
     cpu_off, cpu_on, cpu_sampled = (median(t.cpu_1) for t in targets)
     report.tables.append(table(["column", "CPU µs per one-call step (median of rounds)", "each round"], [
         [t.name, f"{median(t.cpu_1) * 1e6:,.0f}", ", ".join(f"{c * 1e6:,.0f}" for c in t.cpu_1)] for t in targets]))
-    report.goal(f"tracing on costs at most {GOAL_RATIO - 1:.0%} more CPU a one-call step",
-                f"{cpu_on / cpu_off - 1:+.1%} ({cpu_off * 1e6:,.0f} → {cpu_on * 1e6:,.0f} µs)",
-                cpu_on <= cpu_off * GOAL_RATIO, "two spans a step (server, execute_tool), each made, batched and "
-                "encoded by opentelemetry-sdk in the serving process")
+    cpu = f"{cpu_on / cpu_off - 1:+.1%} CPU time ({cpu_off * 1e6:,.0f} → {cpu_on * 1e6:,.0f} µs)"
+    limit = ("two spans a step (server, execute_tool), each made by opentelemetry-sdk and encoded by its OTLP "
+             "exporter in the serving process")
+    if counts:
+        # The verdict is the instructions' when counted: the CPU times of one run on a shared machine swing by more
+        # than the goal's 15% (the module docstring).
+        off_count, on_count = (float(row[1].replace(",", "")) for row in counts[:2])
+        report.goal(f"tracing on costs at most {GOAL_RATIO - 1:.0%} more CPU a one-call step",
+                    f"{on_count / off_count - 1:+.1%} instructions ({off_count:,.0f}k → {on_count:,.0f}k); {cpu}",
+                    on_count <= off_count * GOAL_RATIO, limit)
+    else:
+        report.goal(f"tracing on costs at most {GOAL_RATIO - 1:.0%} more CPU a one-call step", cpu,
+                    cpu_on <= cpu_off * GOAL_RATIO, limit)
     report.notes.append(f"Sampling 1 trace in 10: {cpu_sampled / cpu_off - 1:+.1%} CPU a one-call step "
                         f"({cpu_sampled * 1e6:,.0f} µs); an unsampled request still passes its traceparent on.")
     if counts:
         report.tables.append(table(["column", "k instructions per one-call step (callgrind)",
-                                    "export requests while running"], counts))
-        off_count, on_count = (float(row[1].replace(",", "")) for row in counts[:2])
+                                    "export requests (warm-up and counted steps)"], counts))
         report.notes.append(f"Counted: on runs {on_count / off_count - 1:+.1%} the instructions of off"
                             + (f"; off runs {off_count / float(counts[2][1].replace(',', '')) - 1:+.1%} those of "
                                f"the tree before tracing" if len(counts) > 2 else "")
