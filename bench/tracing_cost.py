@@ -9,6 +9,7 @@ platform's figure of bench/call_overhead.py within noise; on, at most GOAL_RATIO
 CPU time on a shared machine swings by more than the difference measured, so the same three columns (and the tree
 before tracing, TRACING_BASE) are also counted in instructions by callgrind, as bench/instructions.py counts them:
 the same count for the same code whatever else the machine runs (skipped without valgrind, or with --no-instructions).
+When counted, the goal's verdict is the counts'.
 
     python -m bench.tracing_cost [--no-instructions]
 """
