@@ -9,6 +9,7 @@ platform's figure of bench/call_overhead.py within noise; on, at most GOAL_RATIO
 CPU time on a shared machine swings by more than the difference measured, so the same three columns (and the tree
 before tracing, TRACING_BASE) are also counted in instructions by callgrind, as bench/instructions.py counts them:
 the same count for the same code whatever else the machine runs (skipped without valgrind, or with --no-instructions).
+When counted, the goal's verdict is the counts'.
 
     python -m bench.tracing_cost [--no-instructions]
 """
@@ -40,6 +41,11 @@ SAMPLED = "tracing on, 1 trace in 10 sampled (OTEL_TRACES_SAMPLER=traceidratio)"
 #: The tree this work started from: the "before" of the instruction counts.
 TRACING_BASE = "3263ba1"
 COUNTED_STEPS = 300
+#: The batch processor's timer under callgrind. A process there runs some fifty times slower, so at the SDK's 5 s
+#: (OTEL_BSP_SCHEDULE_DELAY) the timer would send a batch every few steps, each with an HTTP request's fixed cost
+#: (about 3,400k instructions), where at full speed batches fill to the SDK's 512 spans first. Fifty times the
+#: delay gives the counted column the batches of the CPU columns.
+COUNTED_SCHEDULE_DELAY_MS = 50 * 5_000
 
 
 class _Sink(BaseHTTPRequestHandler):
@@ -86,7 +92,9 @@ async def measure(targets: list[Target]) -> None:
 def instructions(stack: contextlib.ExitStack, tmp: Path, tool: str, sink: str) -> list[list[str]]:
     """Rows of k instructions per one-call step: this tree off, on, and the tree at TRACING_BASE."""
     base = stack.enter_context(source_at(TRACING_BASE))
-    columns = [(OFF, None, {"OTEL_TRACES_EXPORTER": "none"}), (ON, None, {"OTEL_EXPORTER_OTLP_ENDPOINT": sink}),
+    columns = [(OFF, None, {"OTEL_TRACES_EXPORTER": "none"}),
+               (ON, None, {"OTEL_EXPORTER_OTLP_ENDPOINT": sink,
+                           "OTEL_BSP_SCHEDULE_DELAY": str(COUNTED_SCHEDULE_DELAY_MS)}),
                (f"before tracing ({TRACING_BASE})", base, {})]
     rows = []
     for name, root, env in columns:
@@ -95,8 +103,9 @@ def instructions(stack: contextlib.ExitStack, tmp: Path, tool: str, sink: str) -
         out = tmp / f"callgrind.{len(rows)}"
         extra = {"root": root} if root is not None else {}
         with platform(tmp, under=callgrind(out), start_seconds=START_SECONDS, env=env, **extra) as running:
+            exports = _Sink.received
             per_step = asyncio.run(_counted_steps(through(name, running, tool), running.pid, out))
-        rows.append([name, f"{per_step / 1000:,.0f}"])
+        rows.append([name, f"{per_step / 1000:,.0f}", str(_Sink.received - exports) if name == ON else ""])
     return rows
 
 
@@ -136,18 +145,30 @@ def run(with_instructions: bool) -> Report:
     cpu_off, cpu_on, cpu_sampled = (median(t.cpu_1) for t in targets)
     report.tables.append(table(["column", "CPU µs per one-call step (median of rounds)", "each round"], [
         [t.name, f"{median(t.cpu_1) * 1e6:,.0f}", ", ".join(f"{c * 1e6:,.0f}" for c in t.cpu_1)] for t in targets]))
-    report.goal(f"tracing on costs at most {GOAL_RATIO - 1:.0%} more CPU a one-call step",
-                f"{cpu_on / cpu_off - 1:+.1%} ({cpu_off * 1e6:,.0f} → {cpu_on * 1e6:,.0f} µs)",
-                cpu_on <= cpu_off * GOAL_RATIO, "two spans a step (server, execute_tool), each made, batched and "
-                "encoded by opentelemetry-sdk in the serving process")
+    cpu = f"{cpu_on / cpu_off - 1:+.1%} CPU time ({cpu_off * 1e6:,.0f} → {cpu_on * 1e6:,.0f} µs)"
+    limit = ("two spans a step (server, execute_tool), each made by opentelemetry-sdk and encoded by its OTLP "
+             "exporter in the serving process")
+    if counts:
+        # The verdict is the instructions' when counted: the CPU times of one run on a shared machine swing by more
+        # than the goal's 15% (the module docstring).
+        off_count, on_count = (float(row[1].replace(",", "")) for row in counts[:2])
+        report.goal(f"tracing on costs at most {GOAL_RATIO - 1:.0%} more CPU a one-call step",
+                    f"{on_count / off_count - 1:+.1%} instructions ({off_count:,.0f}k → {on_count:,.0f}k); {cpu}",
+                    on_count <= off_count * GOAL_RATIO, limit)
+    else:
+        report.goal(f"tracing on costs at most {GOAL_RATIO - 1:.0%} more CPU a one-call step", cpu,
+                    cpu_on <= cpu_off * GOAL_RATIO, limit)
     report.notes.append(f"Sampling 1 trace in 10: {cpu_sampled / cpu_off - 1:+.1%} CPU a one-call step "
                         f"({cpu_sampled * 1e6:,.0f} µs); an unsampled request still passes its traceparent on.")
     if counts:
-        report.tables.append(table(["column", "k instructions per one-call step (callgrind)"], counts))
-        off_count, on_count = (float(row[1].replace(",", "")) for row in counts[:2])
+        report.tables.append(table(["column", "k instructions per one-call step (callgrind)",
+                                    "export requests (warm-up and counted steps)"], counts))
         report.notes.append(f"Counted: on runs {on_count / off_count - 1:+.1%} the instructions of off"
                             + (f"; off runs {off_count / float(counts[2][1].replace(',', '')) - 1:+.1%} those of "
-                               f"the tree before tracing" if len(counts) > 2 else "") + ".")
+                               f"the tree before tracing" if len(counts) > 2 else "")
+                            + f". Counted with OTEL_BSP_SCHEDULE_DELAY={COUNTED_SCHEDULE_DELAY_MS} for tracing on: "
+                            "under callgrind's slow-down the SDK's 5 s would send batches of a few spans, at "
+                            "full speed they fill to 512.")
     report.notes += [
         f"{SEQUENTIAL} sequential one-call steps on each, after {WARMUP} warm-up, in {ROUNDS} interleaved rounds; CPU "
         "is the serving process's (user + system, all its threads: the batch processor's export included).",

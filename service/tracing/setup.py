@@ -95,9 +95,26 @@ def _provider() -> "TracerProvider":
     resource = Resource.create().merge(Resource({"process.pid": os.getpid()}))
     if str(resource.attributes.get("service.name", "")).startswith("unknown_service"):
         resource = resource.merge(Resource({"service.name": INSTRUMENTATION_NAME}))
-    provider = TracerProvider(resource=resource)
+    provider = TracerProvider(resource=_hashed_once(resource))
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     return provider
+
+
+def _hashed_once(resource: Any) -> Any:
+    """`resource` with its hash worked out once. The OTLP encoder groups each batch's spans by resource, hashing it
+    for every span, and the SDK's hash writes the resource's attributes out as JSON each time: a sixth of the
+    encoder's work. A resource never changes once made (its attributes are immutable), so one hash serves."""
+    from opentelemetry.sdk.resources import Resource
+
+    class HashedOnce(Resource):
+        def __init__(self, attributes: Any, schema_url: str | None = None) -> None:
+            super().__init__(attributes, schema_url)
+            self._hash = super().__hash__()
+
+        def __hash__(self) -> int:
+            return self._hash
+
+    return HashedOnce(resource.attributes, resource.schema_url)
 
 
 def flush(timeout_millis: int = 10_000) -> bool:
