@@ -1,9 +1,6 @@
-"""Fetching a document from its address, held to what a tool call is held to.
-
-The same guarded connections as a call (every resolved address checked against the AddressGuard, no proxy, no
-cookie, no redirect followed, TLS always verified) and the same one deadline over resolving, connecting and the
-whole body, which is read a chunk at a time and cut off past MAX_IMPORT_DOCUMENT_BYTES. No Authorization header is
-sent: a document is fetched as anyone would fetch it.
+"""Fetching a document from its address, held to what a tool call is held to (service.dispatch.fetching: the
+guarded connections, one deadline, the body read in chunks and cut off past MAX_IMPORT_DOCUMENT_BYTES), and the
+answer a fetch that fails is: 422 on `url`, saying why.
 """
 from __future__ import annotations
 
@@ -12,11 +9,8 @@ from urllib.parse import urlsplit
 
 from service import limits
 from service.dispatch import AddressGuard, CallOutcome
-from service.dispatch.build import BuiltRequest
-from service.dispatch.client import AddressDenied
 from service.dispatch.failures import REFUSED, RESPONSE_TOO_BIG, RETURNED_NOTHING, TIMED_OUT
-from service.dispatch.reading import charset_of, decoded_chunks, raw_chunks, read_text
-from service.dispatch.transport import client_for, within_deadline
+from service.dispatch.fetching import fetch_text
 from service.errors import ServiceError
 from service.importing.bounds import refused
 
@@ -29,33 +23,12 @@ def fetch_document(url: Any, *, guard: AddressGuard, deadline: float = limits.CA
     `deadline`, an answer that is not a 2xx, or more than `cap` characters."""
     if not isinstance(url, str) or not _absolute(url):
         raise refused("url-format", field="url")
-    denied: list[str] = []
-
-    def exchange() -> CallOutcome:
-        # The dispatcher's own client: the guard checks each address connected to, no redirect is followed, no
-        # cookie or credential is sent (no Authorization at all), and the body is read in chunks up to the cap.
-        try:
-            response = client_for(guard).open(BuiltRequest("GET", url, {"Accept": _ACCEPT}), None)
-        except AddressDenied as exc:
-            denied.append(str(exc).split(" may not be reached: ", 1)[-1])
-            raise
-        try:
-            if not 200 <= response.status_code < 300:
-                return CallOutcome(REFUSED, http_code=response.status_code)
-            # The platform's own decoder, as a call's body is read: a compressed chunk expands one chunk at a time.
-            chunks = decoded_chunks(raw_chunks(response.read), _header(response, "Content-Encoding"))
-            text = read_text(chunks, charset_of(_header(response, "Content-Type")), cap)
-            if text is None:
-                return CallOutcome(RESPONSE_TOO_BIG, http_code=response.status_code)
-            return CallOutcome(None, http_code=response.status_code, output=text)
-        finally:
-            response.release()
-
-    outcome = within_deadline(exchange, deadline)
+    fetched = fetch_text(url, guard, accept=_ACCEPT, deadline=deadline, cap=cap)
+    outcome = fetched.outcome
     if outcome.kind is None:
         return outcome.output or ""
-    if denied:
-        raise refused("url-address-denied", field="url", detail=f"Here, {denied[0]}.")
+    if fetched.denied:
+        raise refused("url-address-denied", field="url", detail=f"Here, {fetched.denied}.")
     raise _unfetchable(outcome, deadline)
 
 
@@ -67,11 +40,6 @@ def _absolute(url: str) -> bool:
         return False
     return parts.scheme in ("http", "https") and bool(parts.hostname) and parts.username is None and \
         not any(c.isspace() for c in url)
-
-
-def _header(response: Any, name: str) -> str | None:
-    value = response.get(name)
-    return ", ".join(value) if isinstance(value, list) else value  # a repeated header comes as a list
 
 
 def _unfetchable(outcome: CallOutcome, deadline: float) -> ServiceError:
