@@ -28,6 +28,8 @@ KINDS = (OK, *FAILURE_KINDS)
 
 #: Records deleted per transaction by `purge`: small enough that a serving instance's writes wait only briefly.
 PURGE_BATCH = 500
+#: The longest rest between two of the purge's batches on SQLite (each rests as long as it held the write lock).
+PURGE_REST_MOST_SECONDS = 0.25
 #: `in_index_order`'s settings, for its transaction only.
 _IN_INDEX_ORDER_SQL = "SELECT set_config('enable_sort', 'off', true), set_config('enable_seqscan', 'off', true)"
 
@@ -161,7 +163,9 @@ def purge(retention_days: float, *, now: float | None = None, batch: int = PURGE
     total = 0
     if call_partitions.partitioned(db.obj):
         total += call_partitions.drop_days_before(db.obj, cutoff)[1]
+    one_writer = not call_partitions.is_postgres(db.obj)
     while True:
+        started = time.perf_counter()
         with write_transaction():
             # In time order, the order of `call_record_created`: a batch is read off the index, never sorted.
             ids = [row.id for row in CallRecord.select(CallRecord.id).where(CallRecord.created_at < cutoff)
@@ -171,4 +175,7 @@ def purge(retention_days: float, *, now: float | None = None, batch: int = PURGE
                 total += CallRecord.delete().where(CallRecord.created_at < cutoff, CallRecord.id.in_(ids)).execute()
         if len(ids) < batch:
             return total
-        time.sleep(0)  # between batches, let other work in (under gevent this yields to other greenlets)
+        # Between batches, let other work in. SQLite has one writer at a time, and a serving process waiting for it
+        # sleeps ever longer between tries (up to 100 ms): taking the lock straight back starved its writes (a step's
+        # p99 near a second while a million records went). So the purge rests as long as its batch held the lock.
+        time.sleep(min(time.perf_counter() - started, PURGE_REST_MOST_SECONDS) if one_writer else 0)
