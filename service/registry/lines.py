@@ -90,8 +90,19 @@ def _matching(organization: Organization, which: LineFilter):
              .join(Project, JOIN.LEFT_OUTER).switch(Tool)
              .join(ToolDraft, JOIN.LEFT_OUTER, on=(ToolDraft.tool == Tool.id), attr="draft_row").switch(Tool)
              .join(Latest, JOIN.LEFT_OUTER, on=((Latest.tool == Tool.id) & (Latest.number == newest)),
-                   attr="latest_row")
-             .where(Tool.organization == organization))
+                   attr="latest_row"))
+    return _narrowed(query, organization, which)
+
+
+def _counted(organization: Organization, which: LineFilter) -> int:
+    """The matching tools, counted up to COUNTED + 1: off the tool rows alone unless the search looks in the
+    definitions (each LEFT JOIN above finds at most one row a tool, so it changes no count)."""
+    query = _matching(organization, which) if which.search else _narrowed(Tool.select(), organization, which)
+    return query.select(Tool.id).limit(COUNTED + 1).count()
+
+
+def _narrowed(query, organization: Organization, which: LineFilter):
+    query = query.where(Tool.organization == organization)
     if which.organization_wide:
         query = query.where(Tool.project.is_null())
     elif which.project is not None:
@@ -110,9 +121,8 @@ def line_page(organization: Organization, which: LineFilter, *, sort: str, desce
     ordering = [key.desc() if descending else key.asc() for key in keys]
     name = [fn.LOWER(Tool.name), Tool.name]
     ordering += [key.desc() if descending and sort in ("name", "") else key.asc() for key in name]
-    query = _matching(organization, which)
-    total = (query.select(Tool.id).limit(COUNTED + 1)).count()
-    rows = list(query.order_by(*ordering).offset(offset).limit(limit))
+    rows = list(_matching(organization, which).order_by(*ordering).offset(offset).limit(limit))
+    total = _counted(organization, which)
     return LinePage([_line(tool) for tool in rows], total)
 
 

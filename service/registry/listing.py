@@ -12,8 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Generic, Iterable, TypeVar, cast
 
-from peewee import JOIN
-
 from service import limits
 from service.catalogue import Violation, violation
 from service.errors import REQUEST, invalid
@@ -74,15 +72,26 @@ def tool_page(organization: Organization, *, limit: int = limits.DEFAULT_PAGE, a
         chosen = Project.get_or_none(Project.organization == organization, Project.name == project)
         if chosen is None:
             return Page([], None)
-    return _page(list(tool_page_query(organization, limit=limit, after=after, q=q, project=chosen)), limit,
-                 lambda tool: tool.name)
+    tools = list(tool_page_query(organization, limit=limit, after=after, q=q, project=chosen))
+    _with_projects(tools)
+    return _page(tools, limit, lambda tool: tool.name)
+
+
+def _with_projects(tools: list[Tool]) -> None:
+    """Each tool's project, read in one query for the page (not joined into the page's query: PostgreSQL then
+    joined the organization's every tool before it sorted and cut the page)."""
+    ids = {tool.project_id for tool in tools if tool.project_id is not None}
+    projects = {p.id: p for p in Project.select().where(Project.id.in_(sorted(ids)))} if ids else {}
+    for tool in tools:
+        if tool.project_id is not None:
+            tool.project = projects[tool.project_id]
 
 
 def tool_page_query(organization: Organization, *, limit: int, after: str | None = None, q: str | None = None,
                     project: Project | None = None):
     """The one query of a page of tools: `limit` + 1 rows, so the page knows whether another follows. It walks
     `(organization_id, name)`, or `(project_id, name)` for one project's tools, and stops at the LIMIT."""
-    query = Tool.select(Tool, Project).join(Project, JOIN.LEFT_OUTER)
+    query = Tool.select()
     if project is None:
         query = query.where(Tool.organization == organization).order_by(Tool.name)
     else:  # a project is its organization's: its tools are too
