@@ -484,6 +484,9 @@ class Story:
         page.fill("#f-document", IMPORTED)
         page.click("button:has-text('Preview')")
         page.wait_for_selector("#operations")
+        # The preview is a new page: measured before its stylesheet had loaded (a loaded machine), the document's box
+        # was a bare textarea's 182 px.
+        page.wait_for_load_state("load")
         main = page.evaluate("document.querySelector('main').clientWidth")
         seen = {"document_width": page.evaluate("document.querySelector('#f-document').offsetWidth"), "main": main,
                 "approval_ticked": page.locator("input[name=approval]:checked").evaluate_all(
