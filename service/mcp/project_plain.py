@@ -72,7 +72,9 @@ def install_project_route(app: Flask) -> None:
             try:
                 gate.enter(work_gate)
                 person = authenticate_session(bearer_in(environ.get("HTTP_AUTHORIZATION", "")), config)
-                if not _names_its_organization(environ.get("QUERY_STRING", ""), person.organization.slug):
+                query = environ.get("QUERY_STRING", "")
+                if query and project_session.names_another_organization(parse_qs(query).get("org", []),
+                                                                        person.organization.slug):
                     raise _ToFlask  # the view refuses another organization's `?org=`
                 body = environ["wsgi.input"].read(length)
                 message = protocol.parse_message(body)
@@ -112,11 +114,6 @@ def install_project_route(app: Flask) -> None:
             logs.request_id.reset(token)
 
     app.wsgi_app = serve  # type: ignore[method-assign]  # Flask's documented way to wrap its WSGI app
-
-
-def _names_its_organization(query: str, slug: str) -> bool:
-    """Whether the query string names no organization but the token's own (`?org=`, the resource's, RFC 9728)."""
-    return not query or all(value == slug for value in parse_qs(query).get("org", []))
 
 
 def _json(answer: dict[str, Any]) -> bytes:

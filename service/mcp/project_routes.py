@@ -66,8 +66,7 @@ def _person(project: str) -> Session:
         g.session = authenticate_session(token, app_config(current_app))  # the conversation routes' very path
     except ServiceError as error:
         raise _unauthorized(error.message) from None
-    named = _named_organization()
-    if named is not None and named != g.session.organization.slug:  # a project of another organization: not found
+    if project_session.names_another_organization(request.args.getlist("org"), g.session.organization.slug):
         raise not_found("project")
     return g.session
 

@@ -39,6 +39,12 @@ class ProjectSession:
     elicitation: bool
 
 
+def names_another_organization(named: list[str], slug: str) -> bool:
+    """Whether a request's `?org=` values (the RFC 9728 resource's) name an organization other than the token's:
+    a project of another organization is not found, on the plain path and in the view alike."""
+    return any(value and value != slug for value in named)
+
+
 def issue(secret: str, conversation_id: str, protocol_version: str, elicitation: bool) -> str:
     """The session id of a conversation just opened by `initialize`."""
     payload = {"c": conversation_id, "v": protocol_version, "e": elicitation}
