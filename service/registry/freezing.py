@@ -6,10 +6,11 @@ conversations would lose the tool and it could not be published until someone pi
 publishing transaction, every project draft that pinned the published draft is moved to the version it became, and
 each move is recorded in the audit trail and told in the answer.
 
-Locks, in the order every publish takes them: the tool drafts (consumed by the publish), then the project drafts
-(by id), then the audit chain. Saving a project's pins takes the tool drafts it pins the same way first
-(`lock_pinned_drafts`), so a save that pins a draft being published either lands first and is moved, or waits and
-is refused because the draft is gone: it can never pin a draft that was already frozen.
+Locks, in the order every publish takes them: the tool drafts (consumed by the publish; a project's publish holds
+all it pins first, then reads its pins again), then the project drafts (by id), then the audit chain. Saving a
+project's pins takes the tool drafts it pins the same way first (`lock_pinned_drafts`), so a save that pins a draft
+being published either lands first and is moved, or waits and is refused because the draft is gone: it can never pin
+a draft that was already frozen.
 """
 from __future__ import annotations
 
@@ -115,9 +116,16 @@ def audit_moves(organization: Organization, moved: list[MovedDraft], actor: str)
                      after=draft.after)
 
 
-def lock_pinned_drafts(tools: list[Tool]) -> None:
+def lock_pinned_drafts(tools: list[Tool], *, publishing: bool = False) -> bool:
     """Hold the drafts of these tools until the caller's transaction ends (PostgreSQL; SQLite writers queue whole),
-    so none of them can be published between being checked and being pinned."""
-    if is_postgres() and tools:
-        list(ToolDraft.select(ToolDraft.id).where(ToolDraft.tool.in_(tools)).order_by(ToolDraft.id)
-             .for_update("FOR SHARE"))  # type: ignore[arg-type]  # peewee takes the clause as text; its stubs say bool
+    so none of them can be published between being checked and being pinned; `publishing` holds them for writing.
+
+    Always in the drafts' id order, whoever takes them, so a save and a publish, or two publishes, queue behind each
+    other instead of deadlocking. True when anything was held (the caller may have waited: read again what it read).
+    """
+    if not (is_postgres() and tools):
+        return False
+    mode = "FOR UPDATE" if publishing else "FOR SHARE"
+    list(ToolDraft.select(ToolDraft.id).where(ToolDraft.tool.in_(tools)).order_by(ToolDraft.id)
+         .for_update(mode))  # type: ignore[arg-type]  # peewee takes the clause as text; its stubs say bool
+    return True

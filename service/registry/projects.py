@@ -158,6 +158,11 @@ def publish_project(organization: Organization, name: str, actor: str) -> Public
     # A publish that a concurrent one beat to a pinned draft or to the version number: 409, nothing published.
     with unique_or(concurrent_change()), write_transaction():
         draft = project_draft(project)
+        # The pinned drafts are held first, as every publish takes them; a publish that froze them while this one
+        # waited has moved this draft's pins to the versions they became, so the pins are read again after the wait
+        # (read before it, a draft already consumed would be refused as a bad pin instead of published or 409).
+        if draft is not None and lock_pinned_drafts(_pinned_at_draft(organization, draft.pins), publishing=True):
+            draft = project_draft(project)
         if draft is None:
             raise refusal("project-no-draft")
         found = check_pins(project, draft.pins, publishing=True)

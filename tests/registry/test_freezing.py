@@ -5,11 +5,13 @@ that pins it". Before, publishing project A consumed tool T's draft while projec
 `draft`: B's test conversations silently lost T, and B could not publish until someone pinned again by hand.
 """
 import gevent
+import pytest
 
 from service import registry
 from service.database import db
 from service.errors import ServiceError
 from service.records import audit
+from tests.conftest import ENGINES
 from tests.registry.test_projects import SEARCH
 from tests.registry.test_tools_api import ORDERS
 
@@ -127,3 +129,46 @@ def test_a_pin_saved_while_its_draft_is_published_is_moved_or_refused_never_left
         assert pins == ([{"tool": name, "version": 1}] if outcome == "saved" else pins_before), (outcome, pins)
         pins_before = pins
     assert set(outcomes) <= {"saved", "pin-no-draft"}
+
+
+# PostgreSQL only: on SQLite a writer holds the whole database from its first statement, so no publish can run
+# between another's reading its pins and its holding the drafts.
+@pytest.mark.parametrize("database_url", [ENGINES[1]], indirect=True)
+def test_a_project_publish_that_read_its_pins_before_another_froze_them_publishes_what_they_became(api, app, monkeypatch):
+    """Two projects pin the same draft; the late one reads its pins, then waits while the other publishes (consuming
+    the draft and moving the late one's pins). Read again once it holds the drafts, its pins name the version: it
+    publishes it, never refused with `pin-no-draft` for a draft it could not have seen go."""
+    from service.registry import projects
+
+    with app.app_context(), db.connection_context():
+        acme = registry.get_organization("acme")
+        registry.register_tool(acme, {**SEARCH, "name": "shared_search"}, "test")
+        for project in ("early", "late"):
+            registry.create_project(acme, project, "test")
+            registry.save_project_draft(acme, project, [{"tool": "shared_search", "version": "draft"}], "test")
+    read = projects.project_draft
+    waited = []
+
+    def read_then_wait(project):
+        draft = read(project)
+        if project.name == "late" and not waited:
+            waited.append(True)
+            gevent.sleep(0.2)  # the early publish runs whole meanwhile
+        return draft
+
+    monkeypatch.setattr(projects, "project_draft", read_then_wait)
+
+    def publish(project):
+        with db.connection_context():
+            return registry.publish_project(acme, project, "test").number
+
+    late = gevent.spawn(publish, "late")
+    gevent.sleep(0.05)
+    early = gevent.spawn(publish, "early")
+    gevent.joinall([late, early], raise_error=True)
+
+    assert waited and (late.value, early.value) == (1, 1)
+    with db.connection_context():
+        for project in ("early", "late"):
+            versions = registry.project_view(registry.get_project(acme, project))["versions"]
+            assert [v["pins"] for v in versions] == [[{"tool": "shared_search", "version": 1}]], project
