@@ -47,7 +47,7 @@ def pin_rows(project, pins: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per pin, in pin order: the tool, the versions it can be pinned at and what it is pinned at now. Only
     the pinned tools are read (`registry.tools_named`), never the organization's every tool; a pin naming no tool
     this project may pin (a refused form) keeps its row, for its error to stand beside."""
-    tools = {t.name: t for t in registry.tools_named(_org(), [p.get("tool") for p in pins])}
+    tools = {t.name: t for t in registry.tools_named(_org(), [str(p.get("tool")) for p in pins])}
     rows = []
     for pin in pins:
         name = str(pin.get("tool"))
