@@ -22,8 +22,8 @@ import gevent
 import pytest
 
 from service import registry
-from service.database import db
 from service.catalogue import RULES
+from service.database import db
 from service.errors import NO_ROUTE
 from tests.dashboard.browser_story import CHROMIUM, RESERVED, TOOL, Settings
 from tests.support.head_starts import head_start
