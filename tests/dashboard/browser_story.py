@@ -211,7 +211,7 @@ class Story:
                    "scope": page.input_value("#f-scope"),
                    "summary": page.locator("[data-error-summary] li").all_inner_texts()}
         self.axe("register, refused")
-        return {**refused, "phone": self.both_widths()}
+        return {**refused, "phone": self.both_widths("register, refused")}
 
     def register(self):
         """The refused form sent again with another name: it registers, and the draft's editor opens."""
@@ -366,11 +366,12 @@ class Story:
             page.click("text=Create project")
         page.wait_for_url("**/projects/shop")
         seen = {"selects": page.locator("select").count()}
+        self._search_pins("o")  # in all three names (get_profile, product_search, search_orders), among the first 20
         for name in (TOOL, "get_profile", "product_search"):
-            self._search_pins(name)
-            with page.expect_navigation():
+            with page.expect_navigation():  # the search is kept: the next match is on the page it comes back to
                 page.click(f"#pin-matches button[name=add][value={name}]")
         seen["added"] = page.inner_text(".flash")
+        seen["badges"] = page.locator("#pin-matches .badge").count()
         page.select_option(f"#f-pin-{TOOL}", "draft")
         with page.expect_navigation():
             page.click("text=Save pins")
@@ -532,8 +533,9 @@ class Story:
         searched = {"count": page.inner_text("#tools-count"), "names": self._tool_names()}
         page.click("table.tools thead >> text=Draft")  # tools with a draft first
         page.wait_for_url(re.compile(r"sort=draft"))
-        return {"searched": searched, "by_draft": {"names": self._tool_names(),
-                                                   "sorted": page.get_attribute("th[aria-sort]", "aria-sort")}}
+        by_draft = {"names": self._tool_names(), "sorted": page.get_attribute("th[aria-sort]", "aria-sort")}
+        page.goto(self.url("/tools?sort=latest&order=desc"))  # newest first: the 196 unpublished tools last
+        return {"searched": searched, "by_draft": by_draft, "newest_first": self._tool_names()[:5]}
 
     def import_screen(self):
         """The import page previewing a document: the width it uses at 1280 px, and its table at 390 px."""

@@ -277,6 +277,7 @@ def test_a_new_project_adds_each_pin_by_a_search_and_saves_the_version_chosen(st
     seen = story["project"]
     assert seen["selects"] == 0  # no select per tool of the organization's 200
     assert seen["added"] == "Pinned product_search at version 1; choose another version beside it if needed."
+    assert seen["badges"] == 3  # each match added says so in place of its button
     assert seen["saved"] == "Saved the draft version's pins."
     assert seen["pins"] == [[f"pin-{TOOL}", "draft"], ["pin-get_profile", "1"], ["pin-product_search", "1"]]
 
@@ -380,6 +381,8 @@ def test_the_tools_screen_searches_and_sorts_on_the_server(story):
     assert seen["searched"] == {"count": '2 tools matching “customer”, sorted by tool name',
                                 "names": ["get_profile", TOOL]}
     assert seen["by_draft"] == {"names": [TOOL, "get_profile"], "sorted": "ascending"}
+    # Newest first lists the published tools, the unpublished ones last (they came first before issue 36).
+    assert seen["newest_first"] == [TOOL, "get_profile", "product_search", "stock_levels", "warehouse_bin_000"]
 
 
 def test_a_url_no_page_has_shows_the_dashboards_error_page(story):
@@ -425,7 +428,7 @@ def test_try_it_shows_beside_the_shape_what_the_model_would_get_before_saving(st
 
 #: Every screen axe checks, at the width the story saw it.
 AXE_SCREENS = {f"{screen} at {width} px" for screen, widths in {
-    "sign-in": [1280], "tools": [1280, 390], "register, refused": [1280], "editor, refused save": [1280, 390],
+    "sign-in": [1280], "tools": [1280, 390], "register, refused": [1280, 390], "editor, refused save": [1280, 390],
     "published version": [1280, 390], "project": [1280], "project, search": [1280, 390],
     "project publish confirmation": [1280], "playground, results": [1280, 390], "calls": [1280, 390],
     "compare": [390], "error page": [1280, 390],
