@@ -12,7 +12,9 @@ from service.dashboard.readable import names, repinned_sentence
 from service.dashboard.tools import summary
 from service.dashboard.web import PUBLISH, READ, WRITE_DRAFTS, blp, done, page, principal, requires
 from service.errors import ServiceError
+from service.limits import MAX_SEARCH_CHARS
 from service.ops import impact
+from service.text import text_problem
 
 DRAFT = "draft"
 #: Matches a pins page's search lists at once (more: a link to the next ones).
@@ -106,6 +108,12 @@ def _added_pin(name: str) -> dict[str, Any]:
     return {"tool": name, "version": view["versions"][-1]["version"] if view["versions"] else DRAFT}
 
 
+def _keepable(search: str | None) -> bool:
+    """Whether a search may ride on the redirect after a save: one the listing takes (a bound length, plain text),
+    never an arbitrary field that would make the Location header itself too long to read."""
+    return search is not None and len(search) <= MAX_SEARCH_CHARS and text_problem(search) is None
+
+
 @blp.post("/projects/<name>/draft")
 @requires(WRITE_DRAFTS)
 def save_pins(name: str):
@@ -119,7 +127,7 @@ def save_pins(name: str):
     except ServiceError as error:
         return _project_page(name, pins=pins, status=error.status, dirty=True,
                              violations=pin_violations(pins, error.violations))
-    kept = {"q": request.form["q"]} if "q" in request.form else {}
+    kept = {"q": request.form["q"]} if _keepable(request.form.get("q")) else {}
     if added:
         version = next(p["version"] for p in pins if p["tool"] == added)
         at = "its draft" if version == DRAFT else f"version {version}"

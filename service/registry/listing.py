@@ -109,8 +109,9 @@ def tool_page_query(organization: Organization, *, limit: int, after: str | None
 
 def tools_named(organization: Organization, names: Iterable[str]) -> list[Tool]:
     """The organization's tools of those names (a project's pins), in one query whatever the organization holds;
-    a name no tool has is left out."""
-    wanted = sorted({name for name in names if isinstance(name, str)})
+    a name no tool has is left out, and one no tool can have (a control character, which PostgreSQL cannot even be
+    asked about) is never sent."""
+    wanted = sorted({name for name in names if isinstance(name, str) and text_problem(name) is None})
     if not wanted:
         return []
     tools = list(Tool.select().where(Tool.organization == organization, Tool.name.in_(wanted)))

@@ -170,3 +170,10 @@ def test_a_search_past_its_length_is_refused_beside_it(service, admin):
     page = admin.get("/projects/long_search?q=" + "x" * 201)
     assert page.status == 422
     assert page.error_at("f-q").startswith("Error: ")
+
+
+@pytest.mark.parametrize("query", ["q=%00", "q=a%0D%0Ab", "q=x&after=%00", "q=x&after=" + "a" * 65])
+def test_a_hostile_search_is_refused_beside_it_never_a_500(service, admin, query):
+    admin.post("/projects", {"name": "hostile_search"})
+    page = admin.get("/projects/hostile_search?" + query)
+    assert page.status == 422 and "error-summary" in page.text
