@@ -12,13 +12,13 @@ from service.dashboard.readable import names, repinned_sentence
 from service.dashboard.tools import summary
 from service.dashboard.web import PUBLISH, READ, WRITE_DRAFTS, blp, done, page, principal, requires
 from service.errors import ServiceError
-from service.limits import MAX_SEARCH_CHARS
+from service.limits import MAX_SEARCH_CHARS, PIN_SEARCH_PAGE_SIZE
 from service.ops import impact
 from service.text import text_problem
 
 DRAFT = "draft"
-#: Matches a pins page's search lists at once (more: a link to the next ones).
-PIN_SEARCH_PAGE = 20
+#: Matches a pins page's search lists at once (a module name of its own, so a test can shorten the page).
+PIN_SEARCH_PAGE = PIN_SEARCH_PAGE_SIZE
 
 
 def _org():
