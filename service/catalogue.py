@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from service import limits
-from service.definition import ELEMENT_TYPES, LOCATIONS, METHODS, SCOPES, TYPES
+from service.definition import ELEMENT_TYPES, LOCATIONS, METHODS, RESERVED_TOOL_NAMES, SCOPES, TYPES
 from service.limits import MAX_VIOLATIONS
 
 
@@ -55,6 +55,8 @@ RULES: dict[str, str] = {
     "element-type-only-on-array": "Only an array parameter has an element type.",
     # Rules the spec states without a sentence, worded here once in the same style.
     "name-format": "A tool name uses only letters, digits, and underscores, and does not start with a digit.",
+    "name-reserved": f"A tool cannot be named {_one_of(RESERVED_TOOL_NAMES).removeprefix('one of ')}: the platform "
+                     "uses those words for pages and routes of its own. Pick another name.",
     "parameter-name-format": "A parameter name uses only letters, digits, and underscores, and does not start with a "
                              "digit.",
     "shared-has-no-subject": "A shared tool takes no subject parameter.",

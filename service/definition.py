@@ -18,6 +18,11 @@ LOCATIONS = ("query", "path", "body")
 
 #: The reserved parameter the platform fills from the session token, never from the model.
 SUBJECT = "subject"
+#: Words a tool may not be named: the fixed segments that sit where a tool's name does in the service's own paths
+#: (`/tools/new`, the dashboard's Register a tool; `/v1/tools/import`, the API's import), so a tool's pages and its
+#: API never share a path with a screen or a route (tests/registry/test_reserved_names.py derives them from the
+#: routes). Registration refuses them; a tool registered under one before they were reserved keeps its name.
+RESERVED_TOOL_NAMES = ("import", "new")
 
 
 @dataclass(frozen=True)

@@ -64,6 +64,23 @@ def not_found(what: str = "resource") -> ServiceError:
     return ServiceError(404, "not-found", f"No such {what}.")
 
 
+#: What a path no route matches answers, API and dashboard alike (werkzeug's stock sentence asked the reader to check
+#: their spelling "if you entered the URL manually").
+NO_ROUTE = "Nothing is at this address. Check it for a mistake, or start again from a link."
+
+
+def no_route() -> ServiceError:
+    """404 for a path no route matches."""
+    return ServiceError(404, "not-found", NO_ROUTE)
+
+
+def method_not_allowed(method: str, allowed: list[str]) -> ServiceError:
+    """405 for a method the path's routes do not take, naming the ones they do (also sent as `Allow`)."""
+    taken = sorted(set(allowed) - {"HEAD", "OPTIONS"}) or sorted(allowed)
+    listed = taken[0] if len(taken) == 1 else f"{', '.join(taken[:-1])} or {taken[-1]}"
+    return ServiceError(405, "method-not-allowed", f"This address does not take {method}; it takes {listed}.")
+
+
 def role_key(role: str) -> str:
     """A key of that role, with its article: "A backend key", "An admin key", "An agent key"."""
     return f"{'An' if role[:1] in tuple('aeiou') else 'A'} {role} key"

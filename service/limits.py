@@ -111,6 +111,8 @@ CALL_LOG_UPKEEP_SECONDS = 3_600
 
 #: Lines one page of a dashboard list shows (the Tools screen, the Calls page).
 DASHBOARD_PAGE_SIZE = 50
+#: Matches a project's pins page lists for its search at once (more: a link to the next ones).
+PIN_SEARCH_PAGE_SIZE = 20
 #: The most records one read of the call log or the audit trail returns (the API's `limit` at most).
 MAX_PAGE = 500
 #: The most calls the Calls page counts for its filters: past it, it says "more than 10,000". A count is a walk of at

@@ -36,7 +36,7 @@ _LABELS = {"url": "URL", "required_entitlement": "Required entitlement", "displa
            "runs_at_session_start": "Runs at session start",
            "requires_approval": "Requires approval", "element_type": "element type", "api_key": "API key",
            "parameters": "Parameters", "calls": "Calls", "response_shape": "Response shape",
-           "error_fields": "Error fields", "outcome_messages": "Outcome messages"}
+           "error_fields": "Error fields", "outcome_messages": "Outcome messages", "q": "Search"}
 _ROWS = {"parameters": "Parameter", "calls": "Call"}
 
 

@@ -34,6 +34,11 @@ COLUMNS: dict[str, str] = {
 }
 
 
+#: The columns the table shows; the rest fold into each tool's details row (issue 36: all eight scrolled sideways at
+#: 1280 px).
+SHOWN_COLUMNS = ("name", "display_name", "project", "latest", "draft")
+
+
 @dataclass(frozen=True)
 class ListQuery:
     """What the screen was asked for, each part already made safe to use (an unknown sort is the default one)."""

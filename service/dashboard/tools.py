@@ -19,7 +19,7 @@ from service.dashboard.forms import (
 from service.dashboard.history import tool_extras
 from service.dashboard.readable import names, repinned_sentence
 from service.dashboard.shaping import SAMPLE, TRY_SHAPE, at_inputs, try_shape
-from service.dashboard.tool_list import COLUMNS, ListQuery, listing
+from service.dashboard.tool_list import COLUMNS, SHOWN_COLUMNS, ListQuery, listing
 from service.dashboard.web import PUBLISH, READ, WRITE_DRAFTS, blp, done, page, powers, principal, requires
 from service.definition import ELEMENT_TYPES, LOCATIONS, METHODS, SCOPES, SUBJECT, TYPES
 from service.errors import ServiceError
@@ -73,6 +73,7 @@ def tools():
         which = LineFilter(search=query.search)
     kept = {"project": chosen} if chosen else {}
     return page("tools.html", listed=listing(_org(), which, query), query=query, kept=kept, columns=COLUMNS,
+                shown=SHOWN_COLUMNS,
                 projects=registry.list_projects(_org()), chosen=chosen, organization_wide=ORGANIZATION_WIDE)
 
 

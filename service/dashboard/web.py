@@ -140,6 +140,8 @@ def _headers(response):
     return response
 
 
+#: The refusals of routing itself, which ask the database who is signed in so the page keeps its navigation.
+ROUTING_STATUSES = (404, 405)
 TITLES = {400: "Bad request", 401: "Not signed in", 403: "Not allowed", 404: "Not found", 405: "Not allowed here",
           409: "Conflict", 413: "Too large", 429: "Busy", 500: "Something went wrong", 503: "Unavailable"}
 
@@ -147,8 +149,14 @@ TITLES = {400: "Bad request", 401: "Not signed in", 403: "Not allowed", 404: "No
 @blp.errorhandler(ServiceError)
 def _service_error(error: ServiceError):
     # Who is signed in shows only if the request already knew: an error before the view (a body too large, the
-    # database away) must not send the page to the database. The shared context is given here too, since a path
-    # that matched no route has no blueprint to add it.
+    # database away) must not send the page to the database. A path no route matches (404) or a method its routes
+    # do not take (405) is the exception: the database is there, and a person signed in keeps the navigation to
+    # find their way back. The shared context is given here too, since such a path has no blueprint to add it.
+    if error.status in ROUTING_STATUSES and "principal" not in g:
+        try:
+            signed_in()
+        except UNAVAILABLE:
+            g.principal = None
     g.setdefault("principal", None)
     body, status = page("error.html", error.status, title=TITLES.get(error.status, "Refused"),
                         message=error.message, violations=error.violations, **_shared())

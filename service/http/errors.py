@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from flask import Flask, Response
+from flask import Flask, Response, request
 from marshmallow import fields
 from peewee import IntegrityError
-from werkzeug.exceptions import HTTPException, MethodNotAllowed, RequestEntityTooLarge
+from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound, RequestEntityTooLarge
 
 from service.catalogue import RULES, Violation
 from service.database import UNAVAILABLE, unavailable_error
-from service.errors import ServiceError, concurrent_change, request_too_large
+from service.errors import ServiceError, concurrent_change, method_not_allowed, no_route, request_too_large
 
 #: The rule of an argument marshmallow itself refused: missing, or any other (not a number, not one of those listed).
 _MARSHMALLOW_RULES = {fields.Field.default_error_messages["required"]: "field-required"}
@@ -39,7 +39,12 @@ def retry_headers(error: ServiceError) -> list[tuple[str, str]]:
 
 
 def from_http_exception(error: HTTPException) -> ServiceError:
-    """werkzeug's error (a 404, a 405, the 500 of an exception no handler took) as the one error shape."""
+    """werkzeug's error (a 404, a 405, the 500 of an exception no handler took) as the one error shape; a path no
+    route matches and a method its routes do not take in the service's own sentences."""
+    if isinstance(error, NotFound):
+        return no_route()
+    if isinstance(error, MethodNotAllowed) and error.valid_methods:
+        return method_not_allowed(request.method, list(error.valid_methods))
     code = (error.name or "error").lower().replace(" ", "-")
     return ServiceError(error.code or 500, code, error.description or error.name)
 

@@ -4,7 +4,15 @@ versions, projects and pins.
 Plain Python over the models; no Flask. The API, the MCP server and the dashboard all call these functions.
 """
 from service.registry.freezing import Publication, Repin, will_move
-from service.registry.listing import Page, check_page, project_page, project_views, tool_page, tool_views
+from service.registry.listing import (
+    Page,
+    check_page,
+    project_page,
+    project_views,
+    tool_page,
+    tool_views,
+    tools_named,
+)
 from service.registry.organizations import (
     ROLES,
     Principal,
@@ -78,6 +86,7 @@ __all__ = [
     "tool_page",
     "tool_view",
     "tool_views",
+    "tools_named",
     "version_view",
     "will_move",
 ]

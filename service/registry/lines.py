@@ -19,6 +19,9 @@ from service.models import Organization, Project, Tool, ToolDraft, ToolVersion
 COUNTED = 10_000
 #: The columns lines sort by (the screen's `sort`), each ordered as the screen always did: blanks and "none" last
 #: going up, ties by tool name.
+#: The columns whose blank lines stay last going down too (their first key says "blank"): an unpublished tool has no
+#: latest version, and sorting by it, newest first, is asking for the published ones (issue 36).
+LAST_BOTH_WAYS = ("latest",)
 SORTS = ("name", "display_name", "project", "scope", "session_start", "entitlement", "latest", "draft")
 
 
@@ -117,8 +120,10 @@ def _narrowed(query, organization: Organization, which: LineFilter):
 def line_page(organization: Organization, which: LineFilter, *, sort: str, descending: bool, offset: int,
               limit: int) -> LinePage:
     """One page of lines: `limit` from `offset`, sorted by `sort` (ties by name, up), and the bounded count."""
-    keys = _order(sort if sort in SORTS else "name")
-    ordering = [key.desc() if descending else key.asc() for key in keys]
+    sort = sort if sort in SORTS else "name"
+    keys = _order(sort)
+    ordering = [key.asc() if i == 0 and sort in LAST_BOTH_WAYS else key.desc() if descending else key.asc()
+                for i, key in enumerate(keys)]
     name = [fn.LOWER(Tool.name), Tool.name]
     ordering += [key.desc() if descending and sort in ("name", "") else key.asc() for key in name]
     rows = list(_matching(organization, which).order_by(*ordering).offset(offset).limit(limit))

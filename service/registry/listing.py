@@ -62,9 +62,10 @@ def _page(rows: list[Row], limit: int, name_of) -> Page[Row]:
 
 
 def tool_page(organization: Organization, *, limit: int = limits.DEFAULT_PAGE, after: str | None = None,
-              q: str | None = None, project: str | None = None) -> Page[Tool]:
+              q: str | None = None, project: str | None = None, pinnable_in: Project | None = None) -> Page[Tool]:
     """The organization's tools in name order after `after`, at most `limit`; `q` in the name or display name;
-    `project` only that project's own tools (an unknown project has none)."""
+    `project` only that project's own tools (an unknown project has none); `pinnable_in` only the tools that
+    project may pin (organization-wide ones and its own: what a project's pins page searches)."""
     _checked(limit, after, q, project)
     if project is None:
         chosen = None
@@ -72,7 +73,8 @@ def tool_page(organization: Organization, *, limit: int = limits.DEFAULT_PAGE, a
         chosen = Project.get_or_none(Project.organization == organization, Project.name == project)
         if chosen is None:
             return Page([], None)
-    tools = list(tool_page_query(organization, limit=limit, after=after, q=q, project=chosen))
+    tools = list(tool_page_query(organization, limit=limit, after=after, q=q, project=chosen,
+                                 pinnable_in=pinnable_in))
     _with_projects(tools)
     return _page(tools, limit, lambda tool: tool.name)
 
@@ -88,7 +90,7 @@ def _with_projects(tools: list[Tool]) -> None:
 
 
 def tool_page_query(organization: Organization, *, limit: int, after: str | None = None, q: str | None = None,
-                    project: Project | None = None):
+                    project: Project | None = None, pinnable_in: Project | None = None):
     """The one query of a page of tools: `limit` + 1 rows, so the page knows whether another follows. It walks
     `(organization_id, name)`, or `(project_id, name)` for one project's tools, and stops at the LIMIT."""
     query = Tool.select()
@@ -98,9 +100,23 @@ def tool_page_query(organization: Organization, *, limit: int, after: str | None
         query = query.where(Tool.project == project.id).order_by(Tool.name)
     if after is not None:
         query = query.where(Tool.name > after)
+    if pinnable_in is not None:
+        query = query.where(Tool.project.is_null() | (Tool.project == pinnable_in.id))
     if q:
         query = query.where(Tool.name.contains(q) | Tool.display_name.contains(q))
     return query.limit(limit + 1)
+
+
+def tools_named(organization: Organization, names: Iterable[str]) -> list[Tool]:
+    """The organization's tools of those names (a project's pins), in one query whatever the organization holds;
+    a name no tool has is left out, and one no tool can have (a control character, which PostgreSQL cannot even be
+    asked about) is never sent."""
+    wanted = sorted({name for name in names if isinstance(name, str) and text_problem(name) is None})
+    if not wanted:
+        return []
+    tools = list(Tool.select().where(Tool.organization == organization, Tool.name.in_(wanted)))
+    _with_projects(tools)
+    return tools
 
 
 def tool_views(tools: list[Tool]) -> list[dict[str, Any]]:

@@ -104,7 +104,7 @@ def check_pins(project: Project, pins: Any, *, publishing: bool = False) -> list
             if draft is None:
                 found.append(violation(f"{field}.version", "pin-no-draft"))
             elif publishing:
-                _, problems = check_definition(draft.definition)
+                _, problems = check_definition(draft.definition, registered=True)
                 found.extend(Violation(f"{field}.{v.field}", v.rule, v.message) for v in problems)
         elif isinstance(version, int) and not isinstance(version, bool):
             # A number past what the database stores is no version, and is never sent to it.

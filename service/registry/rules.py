@@ -16,6 +16,7 @@ from service.definition import (
     ELEMENT_TYPES,
     LOCATIONS,
     METHODS,
+    RESERVED_TOOL_NAMES,
     SCALAR_TYPES,
     SCOPES,
     SUBJECT,
@@ -44,11 +45,14 @@ def placeholders(url: str) -> list[str]:
     return PLACEHOLDER_PATTERN.findall(url)
 
 
-def check_definition(data: Any, *, extra_fields: frozenset[str] = frozenset(),
+def check_definition(data: Any, *, extra_fields: frozenset[str] = frozenset(), registered: bool = False,
                      ) -> tuple[ToolDefinition | None, list[Violation]]:
     """Validate raw definition data; return the definition and every violation at once (the definition only if none).
 
     `extra_fields` names keys the caller handles itself (display_name, project) so they are not reported unknown.
+    `registered`: the definition is an existing tool's (a draft saved or published), whose name was chosen before;
+    a reserved name is refused only where a name is being chosen, so a tool registered under one before it was
+    reserved can still be edited.
     """
     if not isinstance(data, dict):
         return None, [violation("", "field-type")]
@@ -59,6 +63,8 @@ def check_definition(data: Any, *, extra_fields: frozenset[str] = frozenset(),
     name = _string(data, "name", found, required=True, max_chars=limits.MAX_TOOL_NAME_CHARS)
     if name is not None and not NAME_PATTERN.fullmatch(name):  # "" too: a tool must have a name to be called by
         found.append(violation("name", "name-format"))
+    elif name in RESERVED_TOOL_NAMES and not registered:
+        found.append(violation("name", "name-reserved"))
     description = _text(_string(data, "description", found, required=False, max_chars=limits.MAX_DESCRIPTION_CHARS),
                         "description", found, description=True)
     if is_blank(description or "") and not _has(found, "description"):

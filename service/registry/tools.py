@@ -161,7 +161,7 @@ def save_draft(organization: Organization, name: str, data: dict[str, Any], acto
     tool = get_tool(organization, name)
     if isinstance(data, dict):
         data = {"name": tool.name, **data}
-    definition, found = check_definition(data, extra_fields=REGISTRATION_FIELDS)
+    definition, found = check_definition(data, extra_fields=REGISTRATION_FIELDS, registered=True)
     if isinstance(data, dict):
         if data.get("name") != tool.name:
             found.append(violation("name", "name-immutable"))
@@ -224,7 +224,7 @@ def publish_draft_in_transaction(tool: Tool, actor: str) -> ToolVersion:
     draft = draft_of(tool)
     if draft is None:
         raise refusal("no-draft")
-    _, found = check_definition(draft.definition)
+    _, found = check_definition(draft.definition, registered=True)
     if found:
         raise invalid(found)
     number = (ToolVersion.select(fn.MAX(ToolVersion.number)).where(ToolVersion.tool == tool).scalar() or 0) + 1

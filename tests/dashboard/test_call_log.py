@@ -23,10 +23,12 @@ NOTHING_SIGNED = "none: nothing was signed"
 
 
 def cells(page, call_id: int) -> list[str]:
-    """The text of each cell of one call's row."""
+    """The text of each cell of one call's row, then of each fact its details row folds (subject, anonymous,
+    session start, conversation, turn, jti)."""
     row = re.search(rf'<tr id="call-{call_id}"[^>]*>(.*?)</tr>', page.text, re.S)[1]
+    more = re.search(rf'<tr class="more" id="call-{call_id}-more">(.*?)</tr>', page.text, re.S)[1]
     return [" ".join(html.unescape(re.sub(r"<[^>]+>", " ", cell)).split())
-            for cell in re.findall(r"<t[hd]\b[^>]*>(.*?)</t[hd]>", row, re.S)]
+            for cell in re.findall(r"<t[hd]\b[^>]*>(.*?)</t[hd]>", row, re.S) + re.findall(r"<dd>(.*?)</dd>", more, re.S)]
 
 
 def row_ids(page) -> list[int]:

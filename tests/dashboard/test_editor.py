@@ -292,3 +292,17 @@ def test_an_agent_edits_drafts_but_never_sees_or_uses_publish(service, agent):
     assert agent.get("/tools/agent_tool/publish").status == 403
     assert agent.post("/tools/agent_tool/publish").status == 403
     assert service.api("GET", "/v1/tools/agent_tool").json()["versions"] == []
+
+
+def test_a_published_version_states_approval_and_entitlement_in_words(service, admin):
+    """*Requires approval* reads as plainly as the method and URL (it was a pale disabled tick), and an empty
+    entitlement reads "None" (it was an empty box)."""
+    register(admin, "plain_facts")
+    assert service.api("PUT", "/v1/tools/plain_facts/draft", json={**VALID, "requires_approval": True}).ok
+    admin.post("/tools/plain_facts/publish")
+    page = admin.get("/tools/plain_facts/versions/1")
+    assert page.text_of("f-requires_approval-fact") == (
+        "Requires approval Yes: the person in the conversation approves each call before it is sent")
+    assert page.text_of("f-required_entitlement-fact") == "Required entitlement None (available to every session)"
+    assert page.text_of("f-runs_at_session_start-fact") == "Runs at session start No"
+    assert 'type="checkbox" id="f-requires_approval"' not in page.text

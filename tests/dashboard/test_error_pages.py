@@ -8,6 +8,7 @@ from service.config import Config
 from service.dashboard import account
 from service.dashboard.web import CONTENT_SECURITY_POLICY
 from service.database import make_database
+from service.errors import NO_ROUTE
 from service.http import app_config
 from service.migrations import migrate
 from tests.dashboard.client import COOKIE, text_of
@@ -37,6 +38,16 @@ def test_a_dashboard_url_that_matches_no_route_is_the_dashboards_404_page(servic
         response = requests.get(service.url + path, headers=cookie, timeout=10, allow_redirects=False)
         is_error_page(response, 404, "Not found")
         assert text_of(response.text, "main") is not None
+        assert NO_ROUTE in response.text and "spelling" not in response.text
+        # Signed in, the page keeps the navigation to find one's way back; a visitor's has none to show.
+        assert ('<nav aria-label="Main">' in response.text) == bool(cookie)
+
+
+def test_the_405_page_keeps_the_navigation_while_signed_in_and_names_the_methods(service, admin):
+    response = requests.delete(service.url + "/tools", headers={"Cookie": f"{COOKIE}={admin.cookie}"}, timeout=10)
+    is_error_page(response, 405, "Not allowed here")
+    assert '<nav aria-label="Main">' in response.text
+    assert "This address does not take DELETE; it takes GET." in response.text
 
 
 def test_a_method_a_dashboard_route_does_not_take_is_the_405_page_with_allow(service):
@@ -64,6 +75,14 @@ def test_a_declared_body_past_the_bound_on_a_path_no_route_matches_is_the_413_pa
 def test_the_api_keeps_its_json_errors(service, method, path, status, code):
     body = b"x" * 1_100_000 if status == 413 else None
     is_json_error(requests.request(method, service.url + path, data=body, timeout=30), status, code)
+
+
+def test_the_apis_not_found_and_not_allowed_speak_in_the_house_voice(service):
+    missing = requests.get(service.url + "/v1/nope", timeout=10).json()
+    assert missing["message"] == NO_ROUTE and missing["errors"][0]["message"] == NO_ROUTE
+    refused = requests.delete(service.url + "/v1/tools", timeout=10)
+    assert refused.json()["message"] == "This address does not take DELETE; it takes GET or POST."
+    assert set(refused.headers["Allow"].split(", ")) >= {"GET", "POST"}
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@ import re
 
 import pytest
 
+from service.dashboard import projects
 from tests.dashboard.test_editor import VALID, register
 
 pytestmark = pytest.mark.service(per_module=True)  # each test names its own tools
@@ -53,8 +54,10 @@ def test_a_project_offers_only_its_own_and_organization_wide_tools(service, admi
     admin.post("/projects", {"name": "own"})
     admin.post("/projects", {"name": "elsewhere"})
     register(admin, "own_tool", project="own")
-    assert "pin-own_tool" in admin.get("/projects/own").text
-    assert "pin-own_tool" not in admin.get("/projects/elsewhere").text
+    assert 'name="add" value="own_tool"' in admin.get("/projects/own?q=own_tool").text
+    assert 'name="add" value="own_tool"' not in admin.get("/projects/elsewhere?q=own_tool").text
+    assert admin.get("/projects/elsewhere?q=own_tool").text_of("no-matches") == (
+        "No tool this project can pin has “own_tool” in its name or display name.")
     page = admin.get("/tools?project=own")
     assert "own_tool" in page.text and "pin_a" not in page.text
     assert "own_tool" not in admin.get("/tools?project=-").text
@@ -135,3 +138,42 @@ def test_the_registration_form_lists_projects(service, admin):
     admin.post("/projects", {"name": "listed"})
     assert '<option value="listed"' in admin.get("/tools/new").text
     assert VALID["method"] == "GET"
+
+
+def test_a_project_lists_only_its_pins_and_adds_one_by_a_search_without_script(service, admin, monkeypatch):
+    """No select per tool of the organization: the pins, and a GET search whose matches each have an Add button
+    (sending the pins form, so a version chosen but not saved is kept)."""
+    monkeypatch.setattr(projects, "PIN_SEARCH_PAGE", 2)  # the service runs in this process
+    for name in ("add_a", "add_b", "add_c", "other_x"):
+        register(admin, name)
+    admin.post("/tools/add_b/publish")
+    admin.post("/projects", {"name": "adding"})
+    page = admin.get("/projects/adding")
+    assert "<select" not in page.text and page.text_of("no-pins").startswith("This draft version pins no tool yet.")
+    found = admin.get("/projects/adding?q=add_")
+    assert re.findall(r'name="add" value="(\w+)"', found.text) == ["add_a", "add_b"]  # a page of the matches
+    assert 'href="/projects/adding?q=add_&amp;after=add_b#add-pin"' in found.text
+    assert re.findall(r'name="add" value="(\w+)"', admin.get("/projects/adding?q=add_&after=add_b").text) == [
+        "add_c"]
+    added = admin.post("/projects/adding/draft", {"add": "add_b", "q": "add_"})
+    assert added.text_of("flash") == "Pinned add_b at version 1; choose another version beside it if needed."
+    assert added.url.endswith("/projects/adding?q=add_")  # the search kept, to add another
+    assert pinned(added) == {"add_b": "1"}
+    assert "badge ok\">Pinned</span>" in added.text  # add_b's match says so instead of its button
+    again = admin.post("/projects/adding/draft", [("pin-add_b", ""), ("add", "add_a")])  # removed, and one added
+    assert again.text_of("flash") == "Pinned add_a at its draft; choose another version beside it if needed."
+    assert service.api("GET", "/v1/projects/adding").json()["draft"]["pins"] == [{"tool": "add_a", "version": "draft"}]
+
+
+def test_a_search_past_its_length_is_refused_beside_it(service, admin):
+    admin.post("/projects", {"name": "long_search"})
+    page = admin.get("/projects/long_search?q=" + "x" * 201)
+    assert page.status == 422
+    assert page.error_at("f-q").startswith("Error: ")
+
+
+@pytest.mark.parametrize("query", ["q=%00", "q=a%0D%0Ab", "q=x&after=%00", "q=x&after=" + "a" * 65])
+def test_a_hostile_search_is_refused_beside_it_never_a_500(service, admin, query):
+    admin.post("/projects", {"name": "hostile_search"})
+    page = admin.get("/projects/hostile_search?" + query)
+    assert page.status == 422 and "error-summary" in page.text

@@ -4,6 +4,7 @@ import re
 
 import pytest
 
+from service.catalogue import RULES
 from service.dashboard import tool_list
 from service.dashboard.tool_list import ListQuery
 from tests.dashboard.test_editor import register
@@ -67,3 +68,21 @@ def test_past_the_counted_tools_the_count_says_more_than(service, admin, monkeyp
     page = admin.get("/tools?q=counted_")
     assert page.text_of("tools-count").startswith("Tools 1–2 of more than 2 matching")
     assert "Page 1</span>" in page.text and 'rel="next"' in page.text
+
+
+def test_unpublished_tools_sort_last_by_latest_version_both_ways(service, admin):
+    for name in ("latest_a", "latest_b", "latest_c"):
+        register(admin, name)
+    for name in ("latest_a", "latest_c"):
+        admin.post(f"/tools/{name}/publish")
+    admin.post("/tools/latest_c/draft/new")
+    admin.post("/tools/latest_c/publish")  # latest_c is at version 2, latest_a at 1, latest_b unpublished
+    assert names(admin.get("/tools?q=latest_&sort=latest")) == ["latest_a", "latest_c", "latest_b"]
+    assert names(admin.get("/tools?q=latest_&sort=latest&order=desc")) == ["latest_c", "latest_a", "latest_b"]
+
+
+def test_a_reserved_word_is_refused_by_the_register_form_beside_the_name(service, admin):
+    page = register(admin, "new")
+    assert page.status == 422
+    assert page.error_at("f-name") == "Error: " + RULES["name-reserved"]
+    assert names(admin.get("/tools?q=new")) == []

@@ -20,6 +20,11 @@ def shown(page) -> dict[str, dict]:
         reasons = dict(re.findall(r'<li data-reason="([\w-]+)">(.*?)</li>', row, re.S))
         rows[tool] = {"pinned": cells[1], "offered": cells[2], "reasons": {k: html.unescape(v)
                                                                           for k, v in reasons.items()}}
+    folded = re.search(r'<details class="unpinned" id="why-unpinned">(.*?)</details>', page.text, re.S)
+    if folded:  # the tools the version does not pin, folded into one line and sharing their reason
+        reasons = {k: html.unescape(v) for k, v in re.findall(r'data-reason="([\w-]+)">(.*?)<', folded[1])}
+        for tool in re.findall(r'<li id="why-(\w+)">', folded[1]):
+            rows[tool] = {"pinned": "Not pinned", "offered": "Not offered", "reasons": reasons}
     return rows
 
 
@@ -122,3 +127,11 @@ def test_a_version_that_does_not_exist_is_refused(admin, why_project):
 
 def test_the_panel_is_for_keys_that_may_use_the_playground(agent, why_project):
     assert explain(agent).status == 403
+
+
+def test_the_tools_a_version_does_not_pin_fold_into_one_line_that_opens_on_their_names(admin, why_project):
+    page = explain(admin)
+    summary = re.search(r'<details class="unpinned" id="why-unpinned">\s*<summary>(.*?)</summary>', page.text, re.S)
+    assert summary[1] == "2 tools are not pinned in this project version"  # why_beta and why_stock
+    assert '<tr id="why-why_stock">' not in page.text  # no row of its own: the line opens on the names
+    assert set(shown(page)) == {"why_plain", "why_entitled", "why_start", "why_beta", "why_stock"}

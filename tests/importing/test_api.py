@@ -4,6 +4,7 @@ import pytest
 from service.catalogue import RULES
 from service.database import db
 from service.http import app_config
+from service.models import Tool
 from service.records import audit
 from tests.importing.conftest import document, rules, written
 from tests.support.definitions import Api, make_org
@@ -163,7 +164,13 @@ def test_the_openapi_document_describes_the_route(api):
                          "update_existing", "requires_approval"}
 
 
-def test_a_tool_named_import_is_still_read_at_its_own_address(api):
-    assert api("POST", "/v1/tools", json={"name": "import", "description": "Imports.", "method": "GET",
-                                          "url": "https://example.com/import"}).status_code == 201
+def test_a_tool_named_import_is_refused_but_one_registered_before_is_still_read_at_its_own_address(api):
+    """`import` is a reserved name now (issue 36): /v1/tools/import is the import's route. A tool registered under it
+    earlier keeps its name and is still read there (the import takes only POST)."""
+    definition = {"description": "Imports.", "method": "GET", "url": "https://example.com/import"}
+    refused = api("POST", "/v1/tools", json={"name": "import", **definition})
+    assert refused.status_code == 422 and rules(refused.get_json()) == [("name", "name-reserved")]
+    assert api("POST", "/v1/tools", json={"name": "old_import", **definition}).status_code == 201
+    with db.connection_context():
+        Tool.update(name="import").where(Tool.name == "old_import").execute()
     assert api("GET", "/v1/tools/import").get_json()["name"] == "import"

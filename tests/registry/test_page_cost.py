@@ -119,10 +119,12 @@ def test_a_tools_page_walks_an_index_to_its_limit_not_a_scan_and_a_sort(api, key
         analyze()
         plans = {case: plan(tool_page_query(organization, limit=100, **arguments)) for case, arguments in {
             "first": {}, "after": {"after": "tool_01000"}, "search": {"q": "Tool 19"},
-            "project": {"project": project}}.items()}
+            "project": {"project": project},
+            # A project's pins page searches what the project may pin (issue 36): the organization's walk, narrowed.
+            "pinnable": {"q": "Tool 19", "pinnable_in": project}}.items()}
     for case, shown in plans.items():
         index = "tool_project_name" if case == "project" else "tool_organization_name"
-        if case == "search" and is_postgres():
+        if case in ("search", "pinnable") and is_postgres():
             # A substring matches through no B-tree: PostgreSQL's planner walks the name index when it expects many
             # matches, and filters the organization's tools then sorts only the matches when it expects few (as
             # here). Either reads each tool at most once and never sorts the whole table (docs/decisions.md).

@@ -4,8 +4,11 @@ the end with no gap and no repeat; filters, limits at their bounds, and bad argu
 How much a page costs is tests/registry/test_page_cost.py."""
 import pytest
 
+from service import registry
 from service.catalogue import RULES
+from service.database import db
 from service.limits import MAX_PAGE
+from service.registry import get_organization
 from tests.registry.test_tools_api import ORDERS
 
 
@@ -68,6 +71,26 @@ def test_q_finds_name_or_display_name_whatever_the_case_and_project_narrows(api)
     assert [t["name"] for t in api("GET", "/v1/tools?project=shop").json["tools"]] == ["list_items"]
     assert api("GET", "/v1/tools?project=shop&q=user").json["tools"] == []
     assert api("GET", "/v1/tools?project=no-such").json == {"tools": [], "next": None}
+
+
+def test_a_projects_pins_search_finds_only_what_it_may_pin_a_page_at_a_time(api):
+    """What a project's pins page searches (issue 36): organization-wide tools and its own, never another
+    project's, in name order by keyset; and the pinned names read in one look-up."""
+    for project in ("shop", "other"):
+        assert api("POST", "/v1/projects", {"name": project}).status_code == 201
+    register(api, "pin_a")
+    register(api, "pin_b", project="shop")
+    register(api, "pin_c", project="other")
+    register(api, "pin_d")
+    with db.connection_context():
+        organization = get_organization("acme")
+        shop = registry.get_project(organization, "shop")
+        first = registry.tool_page(organization, limit=2, q="PIN_", pinnable_in=shop)
+        rest = registry.tool_page(organization, limit=2, q="pin_", after=first.next, pinnable_in=shop)
+        named = registry.tools_named(organization, ["pin_d", "pin_a", "no_such"])
+    assert ([t.name for t in first.rows], first.next) == (["pin_a", "pin_b"], "pin_b")
+    assert ([t.name for t in rest.rows], rest.next) == (["pin_d"], None)
+    assert sorted(t.name for t in named) == ["pin_a", "pin_d"]
 
 
 @pytest.mark.parametrize("query, field, rule", [

@@ -41,6 +41,8 @@ RULE_SPEC: dict[str, tuple[SpecRef, ...]] = {
     "element-type-only-on-array": (defining("“Only an array parameter has an element type.”"),),
     "name-format": (defining("Use letters, digits, and underscores, with no spaces or symbols, and don’t "
                              "start with a digit."),),
+    "name-reserved": (defining("Tool name. The function name the model calls, unique across your organization."),
+                      contract("`POST /v1/tools/import` (admin or agent)")),
     "shared-has-no-subject": (defining("Shared tools take no subject parameter, because a shared tool’s "
                                        "response must not depend on who is asking."),),
     "placeholder-needs-parameter": (defining("substituted into a {placeholder} in your URL"),
@@ -90,7 +92,7 @@ ACCEPTED_ALSO: dict[str, tuple[SpecRef, ...]] = {
 def _named(target: PlatformTarget, vector: dict[str, Any]) -> dict[str, Any]:
     """The vector's definition under a name of this run, unless the name is what the vector tests."""
     definition = dict(vector["definition"])
-    if not any(v["rule"] == "name-format" for v in vector["violations"]):
+    if not any(v["rule"] in ("name-format", "name-reserved") for v in vector["violations"]):
         definition["name"] = target.name("rule", vector["id"])
     return definition
 
