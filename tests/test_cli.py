@@ -18,6 +18,7 @@ import requests
 
 from service.cli import cli as cli_group
 from service.cli import main as cli_main
+from tests.support.databases import migrated_sqlite
 from tests.support.loopback import exchange
 
 TOOLGATE = str(Path(sys.executable).with_name("toolgate"))
@@ -101,8 +102,7 @@ CANNOT_RUN = {
 @pytest.mark.parametrize("case", list(CANNOT_RUN))
 def test_a_command_that_cannot_run_says_one_sentence_and_exits_2(case, tmp_path):
     args, env, said = CANNOT_RUN[case]
-    migrated = f"sqlite:///{tmp_path / 'migrated.db'}"
-    toolgate("migrate", "--database", migrated)
+    migrated = migrated_sqlite(tmp_path / "migrated.db")  # made in this process: `migrate` is tested above
     places = {"EMPTY": f"sqlite:///{tmp_path / 'empty.db'}", "MIGRATED": migrated}
     args = [places.get(a, a) if isinstance(a, str) else a() for a in args]
     result = toolgate(*args, env={"TOOLGATE_DATABASE_URL": migrated, **env}, check=False)
