@@ -1,8 +1,9 @@
 """Shapes of the operations API, for the OpenAPI document and for reading query strings."""
-from marshmallow import Schema, fields, validate
+from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from service.api.schemas import PageLimit, StoredInteger, Text
-from service.limits import MAX_PAGE, MAX_ROW_ID
+from service.catalogue import RULES
+from service.limits import LATEST_SUMMARY_TIME, MAX_PAGE, MAX_ROW_ID
 from service.records import audit, calls
 
 
@@ -17,6 +18,44 @@ class CallQuerySchema(Schema):
     before = StoredInteger(maximum=MAX_ROW_ID, metadata={"description": "Paging: calls older than this call id "
                                                                         "(`next`)."})
     limit = fields.Integer(load_default=100, validate=validate.Range(1, MAX_PAGE))
+
+
+class CallSummaryQuerySchema(Schema):
+    since = fields.Float(metadata={"description": "Unix seconds, inclusive; by default, the first call rolled up."})
+    until = fields.Float(metadata={"description": "Unix seconds, exclusive; by default, now."})
+    tool = Text()
+    project = Text(metadata={"description": "A project's name: the calls of its conversations."})
+
+    @validates_schema
+    def _in_order(self, data, **_kwargs):
+        for name in ("since", "until"):
+            if not 0 <= data.get(name, 0) <= LATEST_SUMMARY_TIME:
+                raise ValidationError([{"rule": "number-range", "message": RULES["number-range"]}], field_name=name)
+        if "since" in data and "until" in data and data["until"] <= data["since"]:
+            raise ValidationError([{"rule": "time-order", "message": RULES["time-order"]}], field_name="until")
+
+
+class SummaryBucketSchema(Schema):
+    start = fields.Integer(metadata={"description": "Unix seconds: the bucket spans `bucket_seconds` from here."})
+    counts = fields.Dict(keys=fields.String(), values=fields.Integer(),
+                         metadata={"description": 'Calls by kind ("ok" or a failure kind); kinds with none left out.'})
+
+
+class SummaryToolSchema(Schema):
+    tool = fields.String()
+    calls = fields.Integer()
+    kinds = fields.Dict(keys=fields.String(), values=fields.Integer())
+    p50_ms = fields.Float(allow_none=True, metadata={
+        "description": "From the summed latency histograms: within 12.3% of the exact median (0.5 ms under 1 ms)."})
+    p95_ms = fields.Float(allow_none=True, metadata={"description": "As p50_ms, the 95th percentile."})
+
+
+class CallSummarySchema(Schema):
+    since = fields.Integer(metadata={"description": "The window, widened to whole buckets: its start."})
+    until = fields.Integer(metadata={"description": "The window's end (exclusive)."})
+    bucket_seconds = fields.Integer(metadata={"description": "An hour, or whole days: at most about 100 buckets."})
+    buckets = fields.List(fields.Nested(SummaryBucketSchema))
+    tools = fields.List(fields.Nested(SummaryToolSchema), metadata={"description": "Most calls first."})
 
 
 class CallRecordSchema(Schema):
