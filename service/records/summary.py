@@ -21,15 +21,18 @@ from service.models import Organization, Project
 MAX_BUCKETS = 100
 #: Bucket widths past a day, in days: the smallest that keeps a window within MAX_BUCKETS is taken.
 DAY_STEPS = (1, 2, 7, 14, 28, 56, 91, 182, 364)
+#: The shortest window when `since` is not given.
+DEFAULT_SPAN = DAY
 
 
 @dataclass(frozen=True)
 class SummaryQuery:
     """The window and the filters of a summary: `GET /v1/calls`' own `since`, `until` and `tool`, and a project."""
 
-    since: float | None = None  # Unix seconds, inclusive; None: from the organization's first rolled-up call
+    since: float | None = None  # Unix seconds, inclusive; None: the first rolled-up call, or a day before `until`
     until: float | None = None  # Unix seconds, exclusive; None: now
     tool: str | None = None
+    kind: str | None = None  # a failure kind, or "ok"
     project: int | None = None  # a project's id (the caller resolves the name)
 
 
@@ -56,9 +59,9 @@ def window(organization: Organization, query: SummaryQuery, now: float) -> tuple
     """The summary's buckets: (start of the first, end of the last, width), whole buckets around the window."""
     until = now if query.until is None else query.until
     since = query.since
-    if since is None:
+    if since is None:  # from the first call rolled up, and a day at least, so a young log is not one bar
         first = _first_rolled_up(organization)
-        since = until - HOUR if first is None or first >= until else first
+        since = until - DEFAULT_SPAN if first is None else min(first, until - DEFAULT_SPAN)
     if since >= until:  # a `since` past now, with no `until`: its own hour
         until = since + HOUR
     width = bucket_width(until - since)
@@ -74,7 +77,7 @@ def summarize(organization: Organization, query: SummaryQuery, now: float) -> di
     database, p = db.obj, db.obj.param
     where = f"organization_id = {p} AND width = {p} AND bucket_start >= {p} AND bucket_start < {p}"
     params: list[Any] = [organization.id, level, start, end]
-    for column, value in (("tool", query.tool), ("project_id", query.project)):
+    for column, value in (("tool", query.tool), ("kind", query.kind), ("project_id", query.project)):
         if value is not None:
             where += f" AND {column} = {p}"
             params.append(value)

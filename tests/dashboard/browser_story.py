@@ -419,7 +419,9 @@ class Story:
         rows = page.locator("table.calls tbody tr")
         return {"headers": page.locator("table.calls thead th").all_inner_texts(),
                 "rows": [rows.nth(i).inner_text().split("\t") for i in range(rows.count())],
-                "filters_shown": page.is_visible("#f-conversation"), "unlabelled": page.evaluate(UNLABELLED)}
+                "filters_shown": page.is_visible("#f-conversation"), "unlabelled": page.evaluate(UNLABELLED),
+                "charts": page.locator(".call-charts figcaption h3").all_inner_texts(),
+                "time_chart": page.locator("#chart-time svg").get_attribute("aria-label")}
 
     def agent(self):
         page = self.new_page(WIDE)

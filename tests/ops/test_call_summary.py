@@ -54,6 +54,9 @@ def test_buckets_count_each_kind_and_tools_their_calls_kinds_and_percentiles(api
     # Its 101 calls: 1 … 100 ms and 10 s, so the exact (nearest rank) p50 is the 51st, 51 ms, and the p95 the 96th.
     assert abs(lookup["p50_ms"] - 51) <= 51 * PERCENTILE_RELATIVE_ERROR
     assert abs(lookup["p95_ms"] - 96) <= 96 * PERCENTILE_RELATIVE_ERROR
+    refused = summary(api, f"?since={T0}&until={T0 + 6 * HOUR}&kind=refused")
+    assert [(t["tool"], t["calls"]) for t in refused["tools"]] == [("other", 1)]
+    assert [b["counts"] for b in refused["buckets"] if b["counts"]] == [{"refused": 1}]
 
 
 def test_the_filters_narrow_both_the_buckets_and_the_tools(api, acme):
@@ -81,6 +84,9 @@ def test_another_organizations_calls_are_not_summarized(api, other_api, acme):
     with db.connection_context():
         insert_call_records([record(acme, T0 + 10)])
     assert summary(other_api, f"?since={T0}&until={T0 + HOUR}")["tools"] == []
+    # With no call and no window: the last day, by the hour.
+    empty = summary(other_api)
+    assert (empty["until"] - empty["since"], empty["bucket_seconds"]) in ((DAY, HOUR), (DAY + HOUR, HOUR))
 
 
 @pytest.mark.parametrize("query, field, rule", [
