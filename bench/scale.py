@@ -37,6 +37,9 @@ PURGE_P99_SECONDS = 0.250
 REGISTER_CLIENTS = 4
 PURGE_CLIENTS = 2
 LOG_DAYS = 30.0
+#: The goals of issue 36: the calls summary and the Calls screen with its charts, at a million records (and ten).
+SUMMARY = "`GET /v1/calls/summary`"
+SUMMARY_SECONDS, SCREEN_SECONDS, GOAL_SUMMARY_CALLS = 0.200, 0.300, 1_000_000
 
 
 def parse_sizes(items: list[str], base: dict[str, list[int]]) -> dict[str, list[int]]:
@@ -169,19 +172,28 @@ class Run:
             reader, steps, have = Reader(running), Steps(running, tool_url), 0
             for size in sizes:
                 started = time.perf_counter()
+                last = rows.newest_call_id(url)
                 rows.write_calls(url, "bench", have, size, sizes[-1], LOG_DAYS)
                 have = size
                 self.writes.append([engine, f"{count(size)} call records", f"{time.perf_counter() - started:.1f} s"])
-                say(f"{engine}: {count(size)} call records written; timing the lists")
+                started = time.perf_counter()
+                rows.roll_up(url, last)
+                self.writes.append([engine, f"their rollups (as migration 0012 fills them, from {count(size)} "
+                                    "records)", f"{time.perf_counter() - started:.1f} s"])
+                say(f"{engine}: {count(size)} call records written and rolled up; timing the lists")
                 newest = reader.api("/v1/calls?limit=1").json()["calls"][0]["id"]
                 half, tool, subject = newest // 2, rows.call_tool(7), rows.call_subject(123)
+                day_ago = int(time.time()) - 86_400
                 self.calls[(engine, size)] = self.lists(reader, engine, size, {
                     "`GET /v1/calls` (newest page)": "/v1/calls",
                     "`GET /v1/calls?kind=timed-out`": "/v1/calls?kind=timed-out",
                     "`GET /v1/calls?before=` an id half way": f"/v1/calls?before={half}",
                     "`GET /v1/calls?tool=` (1 in 200)": f"/v1/calls?tool={tool}",
                     "`GET /v1/calls?subject=` (1 in 20,000)": f"/v1/calls?subject={subject}",
-                    "dashboard Calls screen": "/calls",
+                    "dashboard Calls screen (with its charts)": "/calls",
+                    SUMMARY + " (all 30 days, by day)": "/v1/calls/summary",
+                    SUMMARY + " the last day, by hour": f"/v1/calls/summary?since={day_ago}",
+                    SUMMARY + "?tool= (all 30 days)": f"/v1/calls/summary?tool={tool}",
                 }, self.calls)
             say(f"{engine}: one-call steps beside an empty log and beside {count(sizes[-1])} records")
             self.step_cost(engine, tmp, tool_url, steps, sizes[-1])

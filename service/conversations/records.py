@@ -43,26 +43,30 @@ def insert_call_records(rows: list[Row]) -> None:
     On PostgreSQL a step's rows and their rollups are one statement (the records' INSERT in a WITH, which runs once
     whether read or not), so a step stays one round trip in autocommit; a batch too big for one statement's
     parameters, and SQLite (in process, where a statement is no round trip), take a transaction."""
+    if not rows:
+        return
     database = CallRecord._meta.database
-    rollups = call_rollups.rollup_rows(rows)
+    counts, latencies = call_rollups.rollup_rows(rows)
     params = [row.get(c) for row in rows for c in CALL_RECORD_COLUMNS]
     if (isinstance(getattr(database, "obj", database), PostgresqlDatabase) and len(rows) <= ROWS_PER_STATEMENT
-            and len(params) + len(rollups) * len(call_rollups.COLUMNS) <= POSTGRES_MOST_PARAMETERS):
-        database.execute_sql(_recorded_and_rolled_up_sql(len(rows), len(rollups)),
-                             params + [v for row in rollups for v in row])
+            and len(params) + len(counts) * len(call_rollups.COLUMNS)
+            + len(latencies) * len(call_rollups.LATENCY_COLUMNS) <= POSTGRES_MOST_PARAMETERS):
+        database.execute_sql(_recorded_and_rolled_up_sql(len(rows), len(counts), len(latencies)),
+                             params + [v for row in counts for v in row] + [v for row in latencies for v in row])
         return
     with write_transaction():
         for start in range(0, len(rows), ROWS_PER_STATEMENT):
             chunk = rows[start:start + ROWS_PER_STATEMENT]
             database.execute_sql(_call_records_sql(len(chunk), database.param),
                                  [row.get(c) for row in chunk for c in CALL_RECORD_COLUMNS])
-        call_rollups.upsert(database, rollups)
+        call_rollups.upsert(database, counts, latencies)
 
 
 @lru_cache(maxsize=64)
-def _recorded_and_rolled_up_sql(records: int, rollups: int) -> str:
-    return (f"WITH recorded AS ({_call_records_sql(records, '%s')}) "
-            + call_rollups.upsert_sql(rollups, "%s"))
+def _recorded_and_rolled_up_sql(records: int, counts: int, latencies: int) -> str:
+    return (f"WITH recorded AS ({_call_records_sql(records, '%s')}), "
+            f"counted AS ({call_rollups.upsert_sql(counts, '%s')}) "
+            + call_rollups.latency_upsert_sql(latencies, "%s"))
 
 
 @lru_cache(maxsize=64)

@@ -93,5 +93,5 @@ def call_charts() -> dict[str, Any] | None:
         since=query.since, until=query.until, tool=query.tool, kind=query.kind), now())
     tools = found["tools"]
     return {"time": _time_chart(found), "latency": _latency_chart(tools), "failing": _failing_chart(tools),
-            "bucket_hours": found["bucket_seconds"] // 3600,
+            "bucket_hours": found["bucket_seconds"] // 3600, "kind": query.kind,
             "uncharted": [name for name in UNCHARTED if filters.values.get(name)]}

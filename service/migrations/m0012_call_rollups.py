@@ -1,4 +1,5 @@
-"""The call log's rollups (issue 36): `call_rollup` (service.migrations.call_rollups says what it holds), filled from
+"""The call log's rollups (issue 36): `call_rollup` and `call_latency_rollup` (service.migrations.call_rollups says
+what they hold), filled from
 the call log as it stands, a day of it per statement, so the summary and the Calls screen's charts show old calls
 too. From here on each step's records and their rollups are written in one transaction."""
 from service.migrations import call_rollups
@@ -11,4 +12,5 @@ def up(db):
 
 
 def down(db):
-    db.execute_sql(f"DROP TABLE {call_rollups.TABLE}")
+    for statement in call_rollups.DROP:
+        db.execute_sql(statement)

@@ -1,10 +1,11 @@
 """The calls summary (issue 36): calls over time by kind, and per tool its calls, kinds and p50/p95 latency.
 
-Read from the rollups written with the call records (service.migrations.call_rollups), never from the log: two
-grouped reads of one index range of `call_rollup`, an organization's rows of one width over the window, whatever the
-size of the log. The window is split into at most about MAX_BUCKETS buckets of a width chosen from it (`bucket_width`):
-an hour up to MAX_BUCKETS hours, else whole days (1, 2, 7, 14, 28, … days), read from the day rows. The window is
-widened to whole buckets (the rollups know no finer time), and the tools' figures cover the same buckets.
+Read from the rollups written with the call records (service.migrations.call_rollups), never from the log: grouped
+reads of one index range of each rollup table, an organization's rows of one width over the window, whatever the
+size of the log (at most tools × kinds × buckets rows of counts, tools × buckets histograms). The window is split
+into at most about MAX_BUCKETS buckets of a width chosen from it (`bucket_width`): an hour up to MAX_BUCKETS hours,
+else whole days (1, 2, 7, 14, 28, … days), read from the day rows. The window is widened to whole buckets (the
+rollups know no finer time), and the tools' figures cover the same buckets.
 """
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from service.database import db
-from service.latency import HISTOGRAM_BUCKETS, percentile
-from service.migrations.call_rollups import DAY, HISTOGRAM_COLUMNS, HOUR, OK, TABLE
+from service.latency import percentile
+from service.migrations.call_rollups import DAY, HISTOGRAM_COLUMNS, HOUR, LATENCY_TABLE, OK, TABLE
 from service.models import Organization, Project
 
 #: The most buckets a summary is split into (about: a window is widened to whole buckets, so one more at most).
@@ -32,7 +33,7 @@ class SummaryQuery:
     since: float | None = None  # Unix seconds, inclusive; None: the first rolled-up call, or a day before `until`
     until: float | None = None  # Unix seconds, exclusive; None: now
     tool: str | None = None
-    kind: str | None = None  # a failure kind, or "ok"
+    kind: str | None = None  # a failure kind, or "ok": narrows the counts; the latencies are of every kind
     project: int | None = None  # a project's id (the caller resolves the name)
 
 
@@ -77,31 +78,41 @@ def summarize(organization: Organization, query: SummaryQuery, now: float) -> di
     database, p = db.obj, db.obj.param
     where = f"organization_id = {p} AND width = {p} AND bucket_start >= {p} AND bucket_start < {p}"
     params: list[Any] = [organization.id, level, start, end]
-    for column, value in (("tool", query.tool), ("kind", query.kind), ("project_id", query.project)):
+    for column, value in (("tool", query.tool), ("project_id", query.project)):
         if value is not None:
             where += f" AND {column} = {p}"
             params.append(value)
+    counted, counted_params = where, params
+    if query.kind is not None:
+        counted, counted_params = f"{where} AND kind = {p}", [*params, query.kind]
     slot = f"(bucket_start - {start}) / {width}"  # integers on both engines: integer division
     counts: list[dict[str, int]] = [{} for _ in range((end - start) // width)]
     for index, kind, calls in database.execute_sql(
-            f"SELECT {slot}, kind, SUM(calls) FROM {TABLE} WHERE {where} GROUP BY {slot}, kind", params):
+            f"SELECT {slot}, kind, SUM(calls) FROM {TABLE} WHERE {counted} GROUP BY {slot}, kind", counted_params):
         counts[int(index)][kind] = int(calls)
-    sums = ", ".join(f"SUM({c})" for c in HISTOGRAM_COLUMNS)
     tools: dict[str, dict[str, Any]] = {}
-    for tool, kind, calls, *histogram in database.execute_sql(
-            f"SELECT tool, kind, SUM(calls), {sums} FROM {TABLE} WHERE {where} GROUP BY tool, kind", params):
-        found = tools.setdefault(tool, {"tool": tool, "calls": 0, "kinds": {}, "histogram": [0] * HISTOGRAM_BUCKETS})
+    for tool, kind, calls in database.execute_sql(
+            f"SELECT tool, kind, SUM(calls) FROM {TABLE} WHERE {counted} GROUP BY tool, kind", counted_params):
+        found = tools.setdefault(tool, {"tool": tool, "calls": 0, "kinds": {}, "histogram": None})
         found["calls"] += int(calls)
         found["kinds"][kind] = int(calls)
-        found["histogram"] = [a + int(b) for a, b in zip(found["histogram"], histogram)]
+    sums = ", ".join(f"SUM({c})" for c in HISTOGRAM_COLUMNS)
+    for tool, *histogram in database.execute_sql(
+            f"SELECT tool, {sums} FROM {LATENCY_TABLE} WHERE {where} GROUP BY tool", params):
+        if tool in tools:
+            tools[tool]["histogram"] = [int(n) for n in histogram]
     ranked = sorted(tools.values(), key=lambda t: (-t["calls"], t["tool"]))
     return {
         "since": start, "until": end, "bucket_seconds": width,
         "buckets": [{"start": start + i * width, "counts": c} for i, c in enumerate(counts)],
         "tools": [{"tool": t["tool"], "calls": t["calls"], "kinds": t["kinds"],
-                   "p50_ms": percentile(t["histogram"], 50), "p95_ms": percentile(t["histogram"], 95)}
+                   "p50_ms": _percentile(t["histogram"], 50), "p95_ms": _percentile(t["histogram"], 95)}
                   for t in ranked],
     }
+
+
+def _percentile(histogram: list[int] | None, p: float) -> float | None:
+    return None if histogram is None else percentile(histogram, p)
 
 
 def failures(tool: dict[str, Any]) -> int:

@@ -54,6 +54,7 @@ def test_on_sqlite_a_one_call_step_is_one_transaction_its_record_and_its_rollups
         monkeypatch.setattr(type(database), "_add_conn_hooks", traced)
         database.close_all()  # connections opened from here on are traced
         per_step = run_steps(service, backend, lambda: len(statements))
-    assert per_step == 4  # BEGIN IMMEDIATE, the record, its rollups (one upsert), COMMIT
+    assert per_step == 5  # BEGIN IMMEDIATE, the record, its counts' and its latencies' upserts, COMMIT
     assert any(s.startswith("INSERT INTO call_record") for s in statements)
     assert any(s.startswith("INSERT INTO call_rollup") for s in statements)
+    assert any(s.startswith("INSERT INTO call_latency_rollup") for s in statements)

@@ -93,8 +93,7 @@ class CallSummaryViews(MethodView):
             if project is None:
                 raise ServiceError(422, "invalid", RULES["project-unknown"], [violation("project", "project-unknown")])
         return summary.summarize(organization, summary.SummaryQuery(
-            since=query.get("since"), until=query.get("until"), tool=query.get("tool"), kind=query.get("kind"),
-            project=project), now())
+            since=query.get("since"), until=query.get("until"), tool=query.get("tool"), project=project), now())
 
 
 @blp.route("/v1/audit")

@@ -25,7 +25,6 @@ class CallSummaryQuerySchema(Schema):
         "description": "Unix seconds, inclusive; by default, the first call rolled up (a day before `until` at most)."})
     until = fields.Float(metadata={"description": "Unix seconds, exclusive; by default, now."})
     tool = Text()
-    kind = fields.String(validate=validate.OneOf(calls.KINDS), metadata={"description": 'A failure kind, or "ok".'})
     project = Text(metadata={"description": "A project's name: the calls of its conversations."})
 
     @validates_schema
