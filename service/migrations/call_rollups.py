@@ -161,13 +161,17 @@ def backfill(database, *, after_id: int = 0, seconds: float = BACKFILL_SECONDS) 
     return days
 
 
-def purge_before(database, cutoff: float) -> int:
-    """Remove the rollup rows that lie wholly before `cutoff` (a call record's retention): how many went. A row
-    spanning the cutoff stays until its whole hour or day has passed, so the summary of the oldest hour or day kept
-    may count a few calls the log no longer holds."""
-    removed = 0
+def purge_oldest(database, cutoff: float) -> int | None:
+    """Remove one bucket of rollup rows lying wholly before `cutoff` (a call record's retention), the oldest of one
+    width of one table: a short transaction's worth (a few hundred rows); how many rows went, None when none is left.
+    A bucket spanning the cutoff stays until its whole hour or day has passed, so the summary of the oldest hour or
+    day kept may count a few calls the log no longer holds."""
+    p = database.param
     for table in (TABLE, LATENCY_TABLE):
         for width in WIDTHS:
-            removed += database.execute_sql(f"DELETE FROM {table} WHERE width = {database.param} "
-                                            f"AND bucket_start <= {database.param}", (width, cutoff - width)).rowcount
-    return removed
+            start = database.execute_sql(f"SELECT MIN(bucket_start) FROM {table} WHERE width = {p} "
+                                         f"AND bucket_start <= {p}", (width, cutoff - width)).fetchone()[0]
+            if start is not None:
+                return database.execute_sql(f"DELETE FROM {table} WHERE width = {p} AND bucket_start = {p}",
+                                            (width, start)).rowcount
+    return None

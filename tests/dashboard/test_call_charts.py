@@ -67,3 +67,10 @@ def test_refused_filters_draw_no_chart(admin_with_calls):
     page = admin_with_calls.get("/calls?from=yesterday")
     assert page.status == 422
     assert 'id="chart-time"' not in page.text
+
+
+def test_a_kind_narrows_the_counts_and_the_latencies_say_they_are_of_every_kind(admin_with_calls):
+    page = admin_with_calls.get(f"/calls?{window(kind='refused')}")
+    assert page.status == 200
+    assert re.findall(r'class="kind-([a-z-]+)"><title>[^<]*: ([\d,]+) ', page.text) == [("refused", "3")]
+    assert "over calls of every kind" in " ".join(page.text_of("chart-latency").split())
