@@ -50,7 +50,8 @@ _KEY_DDL = """    organization_id INTEGER NOT NULL REFERENCES organization (id) 
     bucket_start BIGINT NOT NULL,
     project_id INTEGER NOT NULL,
     tool VARCHAR(255) NOT NULL"""
-_HISTOGRAM_DDL = ",\n".join(f"    {c} BIGINT NOT NULL DEFAULT 0" for c in HISTOGRAM_COLUMNS)
+# A bucket of an hour's or a day's calls of one tool counts fewer than 2^31: INTEGER keeps the wide rows half as wide.
+_HISTOGRAM_DDL = ",\n".join(f"    {c} INTEGER NOT NULL DEFAULT 0" for c in HISTOGRAM_COLUMNS)
 CREATE = (f"CREATE TABLE {TABLE} (\n{_KEY_DDL},\n    kind VARCHAR(255) NOT NULL,\n    calls BIGINT NOT NULL\n)",
           f"CREATE TABLE {LATENCY_TABLE} (\n{_KEY_DDL},\n{_HISTOGRAM_DDL}\n)",
           # The upserts' keys, and the summary's reads: an organization's rows of one width over a range of time.
@@ -158,6 +159,12 @@ def backfill(database, *, after_id: int = 0, seconds: float = BACKFILL_SECONDS) 
             for statement in statements:
                 database.execute_sql(statement, (at, at + seconds, after_id))
         at, days = at + seconds, days + 1
+    if isinstance(database, PostgresqlDatabase):
+        # Statistics now, not at autovacuum's next round: without them the planner guesses the summary's reads
+        # (300 ms against 70 ms for a month's summary at a million records). SQLite keeps none on purpose: the call
+        # log's reads rely on its planner having no statistics (service.records.calls).
+        for table in (TABLE, LATENCY_TABLE):
+            database.execute_sql(f"ANALYZE {table}")
     return days
 
 
