@@ -105,8 +105,9 @@ def test_a_bad_filter_is_refused_naming_its_field(api, acme, query, field, rule)
         assert errors[0]["rule"] == rule
 
 
-def test_an_agent_key_may_not_read_the_summary(api, keys, acme):
+def test_an_agent_key_may_not_read_the_summary_and_no_key_is_told_so_before_its_times(api, keys, acme):
     assert api("GET", "/v1/calls/summary", key=keys["agent"]).status_code == 403
+    assert api("GET", "/v1/calls/summary?since=5&until=1", key="not-a-key").status_code == 401
 
 
 def test_retention_takes_the_rollups_of_hours_and_days_wholly_past_it(api, acme):

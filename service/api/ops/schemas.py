@@ -1,9 +1,8 @@
 """Shapes of the operations API, for the OpenAPI document and for reading query strings."""
-from marshmallow import Schema, ValidationError, fields, validate, validates_schema
+from marshmallow import Schema, fields, validate
 
 from service.api.schemas import PageLimit, StoredInteger, Text
-from service.catalogue import RULES
-from service.limits import LATEST_SUMMARY_TIME, MAX_PAGE, MAX_ROW_ID
+from service.limits import MAX_PAGE, MAX_ROW_ID
 from service.records import audit, calls
 
 
@@ -26,14 +25,6 @@ class CallSummaryQuerySchema(Schema):
     until = fields.Float(metadata={"description": "Unix seconds, exclusive; by default, now."})
     tool = Text()
     project = Text(metadata={"description": "A project's name: the calls of its conversations."})
-
-    @validates_schema
-    def _in_order(self, data, **_kwargs):
-        for name in ("since", "until"):
-            if not 0 <= data.get(name, 0) <= LATEST_SUMMARY_TIME:
-                raise ValidationError([{"rule": "number-range", "message": RULES["number-range"]}], field_name=name)
-        if "since" in data and "until" in data and data["until"] <= data["since"]:
-            raise ValidationError([{"rule": "time-order", "message": RULES["time-order"]}], field_name="until")
 
 
 class SummaryBucketSchema(Schema):
