@@ -197,8 +197,9 @@ class Run:
                 }, self.calls)
             say(f"{engine}: one-call steps beside an empty log and beside {count(sizes[-1])} records")
             self.step_cost(engine, tmp, tool_url, steps, sizes[-1])
-            say(f"{engine}: purging {count(sizes[-1])} records while serving steps")
-            self.purges[engine] = (sizes[-1], purge_while_serving(steps, url, PURGE_CLIENTS, self.purge_limit))
+            if self.purge_limit > 0:
+                say(f"{engine}: purging {count(sizes[-1])} records while serving steps")
+                self.purges[engine] = (sizes[-1], purge_while_serving(steps, url, PURGE_CLIENTS, self.purge_limit))
 
     def step_cost(self, engine: str, tmp: Path, tool_url: str, full: Steps, size: int) -> None:
         """Rounds alternating between a fresh platform (an empty log) and the full one, so drift weighs on both."""
@@ -229,7 +230,8 @@ def _registration(i: int) -> dict:
 def run(engines: list[str], sizes: dict[str, list[int]], quick: bool, purge_limit: float, longest: float) -> Report:
     from bench.scale_report import fill
 
-    command = COMMAND + (" --quick" if quick else "") + f" --engines {','.join(engines)} --sizes " + " ".join(
+    command = COMMAND + (" --quick" if quick else "") + (" --purge-limit 0" if purge_limit <= 0 else "") + \
+        f" --engines {','.join(engines)} --sizes " + " ".join(
         f"{kind}={','.join(count(n) for n in values)}" for kind, values in sizes.items())
     measured = Run(engines, sizes, repeats=5 if quick else 20, budget=5.0 if quick else 20.0,
                    steps=50 if quick else 200, purge_limit=purge_limit,
@@ -265,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", nargs="+", default=[], metavar="KIND=N,N",
                         help="tools=1k,10k,100k calls=100k,1M,10M register=10k (an empty list skips that part)")
     parser.add_argument("--purge-limit", type=float, default=1_800.0, help="seconds a purge may run before it "
-                        "is stopped (the report then says so)")
+                        "is stopped (the report then says so); 0 skips the purge")
     parser.add_argument("--longest", type=float, default=None, help="skip a request whose time, grown from the "
                         "size before in proportion, would pass this many seconds (default 150; --quick 10)")
     parsed = parser.parse_args(args)
