@@ -86,7 +86,8 @@ def test_another_organizations_calls_are_not_summarized(api, other_api, acme):
     assert (empty["until"] - empty["since"], empty["bucket_seconds"]) in ((DAY, HOUR), (DAY + HOUR, HOUR))
 
 
-@pytest.mark.parametrize("query, field, rule", [
+#: Each bad filter, the field its refusal names and the rule (None: marshmallow's own word for a field it cannot read).
+BAD_FILTERS = [
     (f"?since={T0 + 10}&until={T0}", "until", "time-order"),
     (f"?since={T0}&until={T0}", "until", "time-order"),
     ("?since=yesterday", "since", None),
@@ -95,14 +96,18 @@ def test_another_organizations_calls_are_not_summarized(api, other_api, acme):
     ("?colour=blue", "colour", None),
     ("?subject=alice", "subject", None),  # the rollups hold no subject: refused, never silently ignored
     ("?project=nowhere", "project", "project-unknown"),
-])
-def test_a_bad_filter_is_refused_naming_its_field(api, acme, query, field, rule):
-    response = api("GET", f"/v1/calls/summary{query}")
-    assert response.status_code == 422, response.text
-    errors = response.json["errors"]
-    assert [e["field"] for e in errors] == [field]
-    if rule:
-        assert errors[0]["rule"] == rule
+]
+
+
+def test_a_bad_filter_is_refused_naming_its_field(api, acme):
+    # One database for every case (each is refused before anything is read): a fresh one a case cost a second.
+    for query, field, rule in BAD_FILTERS:
+        response = api("GET", f"/v1/calls/summary{query}")
+        assert response.status_code == 422, (query, response.text)
+        errors = response.json["errors"]
+        assert [e["field"] for e in errors] == [field], query
+        if rule:
+            assert errors[0]["rule"] == rule, query
 
 
 def test_an_agent_key_may_not_read_the_summary_and_no_key_is_told_so_before_its_times(api, keys, acme):
