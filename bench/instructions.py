@@ -142,8 +142,9 @@ def _get_loop(url: str) -> None:
     asyncio.run(run())
 
 
-def run(before: bool) -> Report:
-    report = Report("instructions", "Instructions per one-call step and per call (callgrind)", COMMAND)
+def run(before: bool, commit: str = BEFORE_COMMIT) -> Report:
+    report = Report("instructions", "Instructions per one-call step and per call (callgrind)",
+                    COMMAND + ("" if commit == BEFORE_COMMIT else f" --before {commit}"))
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         report.notes.append("Not measured: valgrind is not installed here (`apt-get install valgrind`).")
         return report
@@ -156,14 +157,14 @@ def run(before: bool) -> Report:
         rows.append(["direct (aiohttp)", "-", f"{direct / 1000:,.0f}"])
         now = platform_counts(tmp, Path(__file__).resolve().parent.parent, "platform", tool)
         rows.append(["platform", f"{now[0] / 1000:,.0f}", f"{now[1] / 1000:,.0f}"])
-        tree = stack.enter_context(source_at(BEFORE_COMMIT)) if before else None
+        tree = stack.enter_context(source_at(commit)) if before else None
         if tree is not None:
             then = platform_counts(tmp, tree, "before", tool)
-            rows.append([f"before ({BEFORE_COMMIT})", f"{then[0] / 1000:,.0f}", f"{then[1] / 1000:,.0f}"])
+            rows.append([f"before ({commit})", f"{then[0] / 1000:,.0f}", f"{then[1] / 1000:,.0f}"])
             report.notes.append(f"This tree runs {then[0] / now[0]:.2f} x fewer instructions a one-call step than "
-                                f"{BEFORE_COMMIT}, {then[1] / now[1]:.2f} x fewer a call in steps of {FANOUT}.")
+                                f"{commit}, {then[1] / now[1]:.2f} x fewer a call in steps of {FANOUT}.")
         elif before:
-            report.notes.append(f"The tree at {BEFORE_COMMIT} could not be taken from git here.")
+            report.notes.append(f"The tree at {commit} could not be taken from git here.")
     report.tables.append(table(["column", "k instructions per one-call step", f"k instructions per call, steps of "
                                 f"{FANOUT}"], rows))
     report.notes += [
@@ -179,13 +180,15 @@ def run(before: bool) -> Report:
 def main(argv: list[str] | None = None) -> int:
     args, json_path = json_arg(argv)
     parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__.splitlines()[0])
-    parser.add_argument("--no-before", action="store_true", help=f"do not run the tree at {BEFORE_COMMIT}")
+    parser.add_argument("--no-before", action="store_true", help="do not run the tree before")
+    parser.add_argument("--before", default=BEFORE_COMMIT, metavar="COMMIT",
+                        help=f"the tree to compare with (default {BEFORE_COMMIT})")
     parser.add_argument("--get", metavar="URL", help=argparse.SUPPRESS)  # the direct client's own process
     options = parser.parse_args(args)
     if options.get:
         _get_loop(options.get)
         return 0
-    run(not options.no_before).emit(json_path)
+    run(not options.no_before, options.before).emit(json_path)
     return 0
 
 

@@ -37,6 +37,9 @@ PURGE_P99_SECONDS = 0.250
 REGISTER_CLIENTS = 4
 PURGE_CLIENTS = 2
 LOG_DAYS = 30.0
+#: The goals of issue 36: the calls summary and the Calls screen with its charts, at a million records (and ten).
+SUMMARY = "`GET /v1/calls/summary`"
+SUMMARY_SECONDS, SCREEN_SECONDS, GOAL_SUMMARY_CALLS = 0.200, 0.300, 1_000_000
 
 
 def parse_sizes(items: list[str], base: dict[str, list[int]]) -> dict[str, list[int]]:
@@ -169,24 +172,34 @@ class Run:
             reader, steps, have = Reader(running), Steps(running, tool_url), 0
             for size in sizes:
                 started = time.perf_counter()
+                last = rows.newest_call_id(url)
                 rows.write_calls(url, "bench", have, size, sizes[-1], LOG_DAYS)
                 have = size
                 self.writes.append([engine, f"{count(size)} call records", f"{time.perf_counter() - started:.1f} s"])
-                say(f"{engine}: {count(size)} call records written; timing the lists")
+                started = time.perf_counter()
+                rows.roll_up(url, last)
+                self.writes.append([engine, f"their rollups (as migration 0012 fills them, from {count(size)} "
+                                    "records)", f"{time.perf_counter() - started:.1f} s"])
+                say(f"{engine}: {count(size)} call records written and rolled up; timing the lists")
                 newest = reader.api("/v1/calls?limit=1").json()["calls"][0]["id"]
                 half, tool, subject = newest // 2, rows.call_tool(7), rows.call_subject(123)
+                day_ago = int(time.time()) - 86_400
                 self.calls[(engine, size)] = self.lists(reader, engine, size, {
                     "`GET /v1/calls` (newest page)": "/v1/calls",
                     "`GET /v1/calls?kind=timed-out`": "/v1/calls?kind=timed-out",
                     "`GET /v1/calls?before=` an id half way": f"/v1/calls?before={half}",
                     "`GET /v1/calls?tool=` (1 in 200)": f"/v1/calls?tool={tool}",
                     "`GET /v1/calls?subject=` (1 in 20,000)": f"/v1/calls?subject={subject}",
-                    "dashboard Calls screen": "/calls",
+                    "dashboard Calls screen (with its charts)": "/calls",
+                    SUMMARY + " (all 30 days, by day)": "/v1/calls/summary",
+                    SUMMARY + " the last day, by hour": f"/v1/calls/summary?since={day_ago}",
+                    SUMMARY + "?tool= (all 30 days)": f"/v1/calls/summary?tool={tool}",
                 }, self.calls)
             say(f"{engine}: one-call steps beside an empty log and beside {count(sizes[-1])} records")
             self.step_cost(engine, tmp, tool_url, steps, sizes[-1])
-            say(f"{engine}: purging {count(sizes[-1])} records while serving steps")
-            self.purges[engine] = (sizes[-1], purge_while_serving(steps, url, PURGE_CLIENTS, self.purge_limit))
+            if self.purge_limit > 0:
+                say(f"{engine}: purging {count(sizes[-1])} records while serving steps")
+                self.purges[engine] = (sizes[-1], purge_while_serving(steps, url, PURGE_CLIENTS, self.purge_limit))
 
     def step_cost(self, engine: str, tmp: Path, tool_url: str, full: Steps, size: int) -> None:
         """Rounds alternating between a fresh platform (an empty log) and the full one, so drift weighs on both."""
@@ -217,7 +230,8 @@ def _registration(i: int) -> dict:
 def run(engines: list[str], sizes: dict[str, list[int]], quick: bool, purge_limit: float, longest: float) -> Report:
     from bench.scale_report import fill
 
-    command = COMMAND + (" --quick" if quick else "") + f" --engines {','.join(engines)} --sizes " + " ".join(
+    command = COMMAND + (" --quick" if quick else "") + (" --purge-limit 0" if purge_limit <= 0 else "") + \
+        f" --engines {','.join(engines)} --sizes " + " ".join(
         f"{kind}={','.join(count(n) for n in values)}" for kind, values in sizes.items())
     measured = Run(engines, sizes, repeats=5 if quick else 20, budget=5.0 if quick else 20.0,
                    steps=50 if quick else 200, purge_limit=purge_limit,
@@ -253,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", nargs="+", default=[], metavar="KIND=N,N",
                         help="tools=1k,10k,100k calls=100k,1M,10M register=10k (an empty list skips that part)")
     parser.add_argument("--purge-limit", type=float, default=1_800.0, help="seconds a purge may run before it "
-                        "is stopped (the report then says so)")
+                        "is stopped (the report then says so); 0 skips the purge")
     parser.add_argument("--longest", type=float, default=None, help="skip a request whose time, grown from the "
                         "size before in proportion, would pass this many seconds (default 150; --quick 10)")
     parsed = parser.parse_args(args)

@@ -19,7 +19,10 @@ def fill(report: Report, run: "Run") -> None:
         PURGE_CLIENTS,
         PURGE_P99_SECONDS,
         REGISTER_SECONDS,
+        SCREEN_SECONDS,
         STEP_RATIO,
+        SUMMARY,
+        SUMMARY_SECONDS,
         count,
     )
 
@@ -47,7 +50,10 @@ def fill(report: Report, run: "Run") -> None:
 
     for engine in run.engines:
         _list_goal(report, run.tools, engine, GOAL_TOOLS, "tools", LIST_SECONDS)
-        _list_goal(report, run.calls, engine, GOAL_CALLS, "call records", LIST_SECONDS)
+        lists = {key: {label: s for label, s in samples.items() if not label.startswith(SUMMARY)}
+                 for key, samples in run.calls.items()}
+        _list_goal(report, lists, engine, GOAL_CALLS, "call records", LIST_SECONDS)
+        _summary_goals(report, run.calls, engine, SUMMARY, SUMMARY_SECONDS, SCREEN_SECONDS)
         if engine in run.register_seconds:
             total = run.sizes["register"][-1]
             wall = run.register_seconds[engine]
@@ -107,6 +113,27 @@ def _answers(figures: dict[tuple[str, int], dict[str, Sample]]) -> str:
         lines.append([engine, count(size), len(body.get("tools", [])), f"{first.size / 1024:,.0f} KiB",
                       "yes" if "next" in body else "no (the whole list)"])
     return table(["engine", "tools", "`GET /v1/tools` answered tools", "answer size", "paged"], lines)
+
+
+def _summary_goals(report: Report, figures: dict[tuple[str, int], dict[str, Sample]], engine: str, summary: str,
+                   limit: float, screen_limit: float) -> None:
+    """Issue 36's goals at each size measured from 1M up: every summary request, and the Calls screen."""
+    from bench.scale import GOAL_SUMMARY_CALLS, count
+
+    for (measured_engine, size), samples in sorted(figures.items()):
+        if measured_engine != engine or size < GOAL_SUMMARY_CALLS:
+            continue
+        summaries = {label: s for label, s in samples.items() if label.startswith(summary) and s.seconds}
+        if summaries:
+            label, slowest = max(summaries.items(), key=lambda item: item[1].p50)
+            report.goal(f"{summary} p50 < {limit * 1000:.0f} ms at {count(size)} call records ({engine})",
+                        f"slowest: {label} {slowest.p50 * 1000:.0f} ms",
+                        all(s.p50 < limit for s in summaries.values()))
+        screen = next((s for label, s in samples.items() if label.startswith("dashboard Calls screen") and s.seconds),
+                      None)
+        if screen is not None:
+            report.goal(f"the Calls screen with its charts p50 < {screen_limit * 1000:.0f} ms at {count(size)} call "
+                        f"records ({engine})", f"{screen.p50 * 1000:.0f} ms", screen.p50 < screen_limit)
 
 
 def _list_goal(report: Report, figures: dict[tuple[str, int], dict[str, Sample]], engine: str, goal_size: int,

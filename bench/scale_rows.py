@@ -9,7 +9,8 @@ and half the tools belong to one. They go through peewee's models, so a column a
 is filled as the service fills it.
 
 Call records are written as runs.py writes them, with created_at spread evenly over the past `days` days (oldest
-first, so ids grow with time): executemany in big transactions on SQLite, COPY on PostgreSQL.
+first, so ids grow with time): executemany in big transactions on SQLite, COPY on PostgreSQL; then rolled up as
+migration 0012 rolls up a log it finds (`roll_up`), which is what the service's writer would have added.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from typing import Any, Iterator
 from urllib.parse import urlparse
 
 from service.database import db, make_database
-from service.migrations import call_partitions
+from service.migrations import call_partitions, call_rollups
 from service.models import Organization, Project, ProjectDraft, Tool, ToolDraft, ToolVersion
 from service.records import audit
 from service.records.tables import AuditHead, AuditRecord
@@ -207,6 +208,20 @@ def write_calls(url: str, slug: str, first: int, last: int, total: int, days: fl
             connection.commit()
     finally:
         connection.close()
+
+
+def newest_call_id(url: str) -> int:
+    """The id of the newest call record (0: none)."""
+    database = make_database(url, pooled=False)
+    with database.connection_context():
+        return database.execute_sql("SELECT COALESCE(MAX(id), 0) FROM call_record").fetchone()[0]
+
+
+def roll_up(url: str, after_id: int) -> None:
+    """Roll up the call records past `after_id` as migration 0012 does (`call_rollups.backfill`)."""
+    database = make_database(url, pooled=False)
+    with database.connection_context():
+        call_rollups.backfill(database, after_id=after_id)
 
 
 def _partitions_for(url: str, days: float) -> None:

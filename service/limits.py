@@ -103,6 +103,9 @@ TOO_MANY_CALLS_RETRY_AFTER_SECONDS = 2
 STOP_GRACE_SECONDS = 30
 #: A day, in seconds: call retention is counted in days, and no wait of the platform's own may be set past one.
 SECONDS_PER_DAY = 86_400
+#: The latest time, in Unix seconds, a summary's window may name (10000-01-01 UTC): later is no time a call was made,
+#: and past what the rollups' integer bucket starts hold.
+LATEST_SUMMARY_TIME = 253_402_300_800.0
 #: On PostgreSQL, the call log's day partitions the service keeps made ahead of today: days of slack should creating
 #: one fail (its lock not had within a second, the database away), since each hourly upkeep tries again.
 CALL_LOG_DAYS_AHEAD = 3

@@ -197,6 +197,7 @@ class Conversation(BaseModel):
     organization = ForeignKeyField(Organization, on_delete="CASCADE")
     project = ForeignKeyField(Project, on_delete="CASCADE")
     organization_id: int
+    project_id: int
     #: The pinned project version; null while the conversation runs on the project's draft.
     project_version = ForeignKeyField(ProjectVersion, null=True, on_delete="CASCADE")
     project_version_id: int | None

@@ -101,7 +101,7 @@ def decide(session: Session, conversation_id: str, approval_id: str, body: Any, 
         tracing.event("approval decided", approval_event(row.id, row.tool, row.call_id, conversation.id, status))
         call = ModelCall(id=row.call_id, name=row.tool, arguments=row.arguments, approval=row.id)
         tool = pinned_tool(row.tool, row.tool_version, definition)
-        result = run_decided_call(session, conversation.id, row.turn, call, tool, dispatcher,
+        result = run_decided_call(session, conversation, row.turn, call, tool, dispatcher,
                                   approved=status == APPROVED, assertions=assertions)
     Approval.update(result=result).where(Approval.id == row.id).execute()
     row.status, row.decided_at = status, decided_at

@@ -121,7 +121,7 @@ def _decided_result(session: Session, conversation: Conversation, row: Approval,
     if row.status == PENDING:  # expired undecided: recorded as declined, the model's view of it
         call = ModelCall(id=row.call_id, name=row.tool, arguments=row.arguments, approval=row.id)
         tool = pinned_tool(row.tool, row.tool_version, ToolDefinition.from_dict(row.definition))
-        return {"id": row.id, "result": run_decided_call(session, conversation.id, row.turn, call, tool, dispatcher,
+        return {"id": row.id, "result": run_decided_call(session, conversation, row.turn, call, tool, dispatcher,
                                                          approved=False)}
     # Declined, its result lost before it was kept: a declined call's result is always the same.
     return {"id": row.id, "result": {"id": row.call_id, "name": row.tool, "error": failure_object(DECLINED),

@@ -15,8 +15,10 @@ from typing import Any, Callable
 
 import gevent
 import gevent.event
+from peewee import PostgresqlDatabase
 
-from service.database import unavailable_error
+from service.database import unavailable_error, write_transaction
+from service.migrations import call_rollups
 from service.models import CallRecord
 from service.scheduling import yield_to_ready
 
@@ -28,16 +30,43 @@ CALL_RECORD_COLUMNS = ("organization", "conversation_id", "turn", "tool", "tool_
                        "created_at")
 #: Rows per statement: 16 parameters a row keeps a statement under SQLite's and PostgreSQL's parameter limits.
 ROWS_PER_STATEMENT = 1_000
+#: The most parameters PostgreSQL's protocol takes in one statement.
+POSTGRES_MOST_PARAMETERS = 65_535
 
 
 def insert_call_records(rows: list[Row]) -> None:
-    """Rows in multi-row INSERTs of at most ROWS_PER_STATEMENT, in autocommit: one round trip each
-    (peewee's insert_many builds SQL per row, ~250 µs each: bench/)."""
+    """Rows in multi-row INSERTs of at most ROWS_PER_STATEMENT (peewee's insert_many builds SQL per row, ~250 µs
+    each: bench/), and what they add to the rollups (`call_rollups`' upsert), all or nothing: the summary never
+    counts a call the log lost, nor misses one it holds. A row's `project` (its conversation's project id) is for
+    the rollups only.
+
+    On PostgreSQL a step's rows and their rollups are one statement (the records' INSERT in a WITH, which runs once
+    whether read or not), so a step stays one round trip in autocommit; a batch too big for one statement's
+    parameters, and SQLite (in process, where a statement is no round trip), take a transaction."""
+    if not rows:
+        return
     database = CallRecord._meta.database
-    for start in range(0, len(rows), ROWS_PER_STATEMENT):
-        chunk = rows[start:start + ROWS_PER_STATEMENT]
-        database.execute_sql(_call_records_sql(len(chunk), database.param),
-                             [row.get(c) for row in chunk for c in CALL_RECORD_COLUMNS])
+    counts, latencies = call_rollups.rollup_rows(rows)
+    params = [row.get(c) for row in rows for c in CALL_RECORD_COLUMNS]
+    if (isinstance(getattr(database, "obj", database), PostgresqlDatabase) and len(rows) <= ROWS_PER_STATEMENT
+            and len(params) + len(counts) * len(call_rollups.COLUMNS)
+            + len(latencies) * len(call_rollups.LATENCY_COLUMNS) <= POSTGRES_MOST_PARAMETERS):
+        database.execute_sql(_recorded_and_rolled_up_sql(len(rows), len(counts), len(latencies)),
+                             params + [v for row in counts for v in row] + [v for row in latencies for v in row])
+        return
+    with write_transaction():
+        for start in range(0, len(rows), ROWS_PER_STATEMENT):
+            chunk = rows[start:start + ROWS_PER_STATEMENT]
+            database.execute_sql(_call_records_sql(len(chunk), database.param),
+                                 [row.get(c) for row in chunk for c in CALL_RECORD_COLUMNS])
+        call_rollups.upsert(database, counts, latencies)
+
+
+@lru_cache(maxsize=64)
+def _recorded_and_rolled_up_sql(records: int, counts: int, latencies: int) -> str:
+    return (f"WITH recorded AS ({_call_records_sql(records, '%s')}), "
+            f"counted AS ({call_rollups.upsert_sql(counts, '%s')}) "
+            + call_rollups.latency_upsert_sql(latencies, "%s"))
 
 
 @lru_cache(maxsize=64)

@@ -149,7 +149,7 @@ def open_conversation(session: Session, project_name: Any, version: Any, dispatc
     conversation_id, turn = _new_id(), new_turn_id()
     calls = [ModelCall(id=t.name, name=t.name, arguments={}) for t in starters]
     outcomes = _dispatch(session, turn, calls, {t.name: t for t in starters}, dispatcher, conversation_id,
-                         session_start=True)
+                         project.id, session_start=True)
     context = [{"tool": t.name, "description": t.definition.description, "authoritative": True,
                 **o.to_result()} for t, o in zip(starters, outcomes)]
     return Conversation.create(id=conversation_id, organization=session.organization, project=project,
@@ -221,7 +221,8 @@ def run_model_step(session: Session, conversation: Conversation, turn: Turn, cal
     """
     _refuse_what_is_not_text(calls)
     tools = offered(conversation_tools(conversation), session.entitlements)
-    outcomes = _dispatch(session, turn.id, calls, tools, dispatcher, conversation.id, session_start=False,
+    outcomes = _dispatch(session, turn.id, calls, tools, dispatcher, conversation.id, conversation.project_id,
+                         session_start=False,
                          assertions=assertions, slots_held=slots_held)
     if found is not None:
         found.extend(outcome.found for outcome in outcomes)
@@ -234,18 +235,19 @@ def _result(call: ModelCall, outcome: CallOutcome | Held) -> dict[str, Any]:
     return {"id": call.id, "name": call.name, **outcome.to_result(), "latency_ms": outcome.latency_ms}
 
 
-def run_decided_call(session: Session, conversation_id: str, turn: str, call: ModelCall, tool: PinnedTool,
+def run_decided_call(session: Session, conversation: Conversation, turn: str, call: ModelCall, tool: PinnedTool,
                      dispatcher: Dispatcher, *, approved: bool, assertions: list[str | None] | None = None
                      ) -> dict[str, Any]:
     """The step result of a held call the person decided: approved, it is sent as a step's call is, its assertion
     carrying `call.approval` (the caller holds its slot; `assertions` receives it, as `run_model_step`'s does);
     declined, nothing is sent and it fails `declined`. Either way it is recorded in the call log."""
     if approved:
-        outcome = _dispatch(session, turn, [call], {tool.name: tool}, dispatcher, conversation_id,
-                            session_start=False, slots_held=True, assertions=assertions)[0]
+        outcome = _dispatch(session, turn, [call], {tool.name: tool}, dispatcher, conversation.id,
+                            conversation.project_id, session_start=False, slots_held=True, assertions=assertions)[0]
     else:
         outcome = worded(tool.compiled, CallOutcome(DECLINED))
-        _record(session, conversation_id, turn, [call], {tool.name: tool}, [outcome], [None], False)
+        _record(session, conversation.id, conversation.project_id, turn, [call], {tool.name: tool}, [outcome],
+                [None], False)
     return _result(call, outcome)
 
 
@@ -260,7 +262,7 @@ def _arguments(raw: Any) -> Any:
 
 
 def _dispatch(session: Session, turn: str, calls: Sequence[ModelCall], tools: dict[str, PinnedTool],
-              dispatcher: Dispatcher, conversation_id: str, *, session_start: bool,
+              dispatcher: Dispatcher, conversation_id: str, project_id: int, *, session_start: bool,
               assertions: list[str | None] | None = None, slots_held: bool = False) -> list[CallOutcome | Held]:
     config = dispatcher.config
     issuer = config.issuer(session.organization.slug)
@@ -319,8 +321,8 @@ def _dispatch(session: Session, turn: str, calls: Sequence[ModelCall], tools: di
         with released():
             outcomes = run_step([thunks[i] for i in sent]) if sent else []
     # Only calls that ran are in the call log; a held one is recorded once the person decides it.
-    _record(session, conversation_id, turn, [calls[i] for i in sent], tools, outcomes, [jtis[i] for i in sent],
-            session_start)
+    _record(session, conversation_id, project_id, turn, [calls[i] for i in sent], tools, outcomes,
+            [jtis[i] for i in sent], session_start)
     if assertions is not None:
         assertions.extend(signed)
     ran = dict(zip(sent, outcomes))
@@ -343,9 +345,10 @@ def _traced(thunks, calls, tools, conversation_id, session_start) -> list:
             for t, c in zip(thunks, calls)]
 
 
-def _record(session, conversation_id, turn, calls, tools, outcomes, jtis, session_start) -> None:
+def _record(session, conversation_id, project_id, turn, calls, tools, outcomes, jtis, session_start) -> None:
     """The step's records, after the calls are done, before its answer (with any step ending at the same moment:
-    records.py); the call path itself writes nothing."""
+    records.py); the call path itself writes nothing. `project_id`, the conversation's project, goes to the
+    rollups only (a session-start call is recorded before its conversation is stored)."""
     if not calls:
         return
     created = now()
@@ -356,7 +359,7 @@ def _record(session, conversation_id, turn, calls, tools, outcomes, jtis, sessio
         "latency_ms": o.latency_ms, "size_chars": o.size_chars, "raw_bytes": o.raw_bytes, "jti": jti,
         "approval": call.approval,
         "session_start": session_start,
-        "created_at": created,
+        "created_at": created, "project": project_id,
     } for call, o, jti in zip(calls, outcomes, jtis)]
     try:
         write_call_records(rows)

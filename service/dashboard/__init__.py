@@ -16,6 +16,7 @@ def register(app: "Flask") -> None:
     # Each module adds its views to the blueprint.
     from service.dashboard import (  # noqa: F401
         account,
+        call_charts,
         call_log,
         history,
         identity,

@@ -16,7 +16,7 @@ from peewee import ModelSelect, PostgresqlDatabase
 from service.database import db, write_transaction
 from service.dispatch.failures import FAILURE_KINDS, RESPONSE_TOO_BIG
 from service.limits import CALL_COUNT_BOUND, MAX_PAGE, SECONDS_PER_DAY
-from service.migrations import call_partitions
+from service.migrations import call_partitions, call_rollups
 from service.models import CallRecord, Organization
 from service.records import logs, metrics
 
@@ -152,7 +152,8 @@ def observe(organization: Organization, rows: Iterable[Mapping[str, Any]], *, se
 
 
 def purge(retention_days: float, *, now: float | None = None, batch: int = PURGE_BATCH) -> int:
-    """Remove every call record older than `retention_days`; returns how many went.
+    """Remove every call record older than `retention_days`; returns how many went. Their rollups go after them,
+    a bucket a transaction, once their whole hour or day is past the cutoff (`call_rollups.purge_oldest`).
 
     On PostgreSQL the day partitions wholly past the cutoff are dropped whole, each in a transaction of its own
     that waits at most a second for its lock; what remains past it (the day the cutoff falls in, and any record in
@@ -174,8 +175,20 @@ def purge(retention_days: float, *, now: float | None = None, batch: int = PURGE
                 # The time bound again, so PostgreSQL looks for the ids only in the partitions past the cutoff.
                 total += CallRecord.delete().where(CallRecord.created_at < cutoff, CallRecord.id.in_(ids)).execute()
         if len(ids) < batch:
+            _purge_rollups(cutoff, one_writer)
             return total
         # Between batches, let other work in. SQLite has one writer at a time, and a serving process waiting for it
         # sleeps ever longer between tries (up to 100 ms): taking the lock straight back starved its writes (a step's
         # p99 near a second while a million records went). So the purge rests as long as its batch held the lock.
+        time.sleep(min(time.perf_counter() - started, PURGE_REST_MOST_SECONDS) if one_writer else 0)
+
+
+def _purge_rollups(cutoff: float, one_writer: bool) -> None:
+    """The rollups past `cutoff`, a bucket a transaction, resting between them on SQLite as `purge` does."""
+    while True:
+        started = time.perf_counter()
+        with write_transaction():
+            removed = call_rollups.purge_oldest(db.obj, cutoff)
+        if removed is None:
+            return
         time.sleep(min(time.perf_counter() - started, PURGE_REST_MOST_SECONDS) if one_writer else 0)

@@ -1,4 +1,5 @@
-"""What a step costs the database, counted where it arrives: a one-call step of a known turn is one statement."""
+"""What a step costs the database, counted where it arrives: a one-call step of a known turn is one statement on
+PostgreSQL (its record and its rollups, service.conversations.records), and on SQLite, in process, one transaction."""
 import sqlite3
 from urllib.parse import urlsplit
 
@@ -36,10 +37,11 @@ def test_on_postgresql_a_one_call_step_is_one_statement_its_record(tmp_path):
             per_step = run_steps(service, backend, counter.total)
             seen = counter.snapshot() - before
     assert per_step == 1
-    assert seen["INSERT INTO CALL_RECORD"] >= STEPS and "SELECT" in seen  # the counter reads the real traffic
+    # The counter reads the real traffic: the record's INSERT, in a WITH before the rollups' upsert.
+    assert seen["WITH"] >= STEPS and "SELECT" in seen
 
 
-def test_on_sqlite_a_one_call_step_is_one_statement_its_record(tmp_path, monkeypatch):
+def test_on_sqlite_a_one_call_step_is_one_transaction_its_record_and_its_rollups(tmp_path, monkeypatch):
     statements = []
     with live_service(tmp_path) as service, mock_backend([service.issuer]) as backend:
         database = db.obj
@@ -52,5 +54,7 @@ def test_on_sqlite_a_one_call_step_is_one_statement_its_record(tmp_path, monkeyp
         monkeypatch.setattr(type(database), "_add_conn_hooks", traced)
         database.close_all()  # connections opened from here on are traced
         per_step = run_steps(service, backend, lambda: len(statements))
-    assert per_step == 1
+    assert per_step == 5  # BEGIN IMMEDIATE, the record, its counts' and its latencies' upserts, COMMIT
     assert any(s.startswith("INSERT INTO call_record") for s in statements)
+    assert any(s.startswith("INSERT INTO call_rollup") for s in statements)
+    assert any(s.startswith("INSERT INTO call_latency_rollup") for s in statements)

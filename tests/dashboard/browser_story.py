@@ -474,7 +474,9 @@ class Story:
         return {"headers": page.locator("table.calls thead th").all_inner_texts(), "sideways": page.evaluate(SIDEWAYS),
                 "rows": [rows.nth(i).inner_text().split("\t") + more.nth(i).locator("dd").all_text_contents()
                          for i in range(rows.count())],
-                "filters_shown": page.is_visible("#f-conversation"), "unlabelled": page.evaluate(UNLABELLED)}
+                "filters_shown": page.is_visible("#f-conversation"), "unlabelled": page.evaluate(UNLABELLED),
+                "charts": page.locator(".call-charts figcaption h3").all_inner_texts(),
+                "time_chart": page.locator("#chart-time svg").get_attribute("aria-label")}
 
     def agent(self):
         page = self.new_page(WIDE)

@@ -346,6 +346,9 @@ def test_the_call_log_lists_the_playgrounds_calls_filtered_by_tool(story):
     assert seen["sideways"] == 0  # the rest fold into a details row: it fits 1280 px
     assert seen["filters_shown"] is True  # on a wide screen the filters never fold away
     assert seen["unlabelled"] == []
+    # The charts above the table, for the same filter: its two calls, one ok and one invalid-arguments.
+    assert seen["charts"] == ["Calls over time, by kind", "Latency per tool, p50 and p95", "Tools failing most"]
+    assert seen["time_chart"].startswith("2 calls from") and "(ok, invalid-arguments)" in seen["time_chart"]
 
 
 def test_an_agent_key_sees_no_publish_button(story):

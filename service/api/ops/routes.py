@@ -4,6 +4,7 @@ from __future__ import annotations
 from flask import Response, request
 from flask.views import MethodView
 from flask_smorest import Blueprint
+from marshmallow import RAISE
 
 from service import registry
 from service.api.auth import current_principal, requires
@@ -13,6 +14,8 @@ from service.api.ops.schemas import (
     AuditQuerySchema,
     CallPageSchema,
     CallQuerySchema,
+    CallSummaryQuerySchema,
+    CallSummarySchema,
     DiffQuerySchema,
     DiffSchema,
     DraftImpactSchema,
@@ -27,9 +30,10 @@ from service.api.ops.schemas import (
 from service.catalogue import RULES, Violation, violation
 from service.errors import ServiceError
 from service.http import admitting
-from service.limits import MAX_STORED_INTEGER
+from service.limits import LATEST_SUMMARY_TIME, MAX_STORED_INTEGER
+from service.models import now
 from service.ops import health, impact, why
-from service.records import audit, calls, metrics
+from service.records import audit, calls, metrics, summary
 from service.roles import READ, READ_CALLS
 from service.text import whole_number
 
@@ -70,6 +74,36 @@ class CallViews(MethodView):
             before_id=query.pop("before", None), limit=limit, **query))
         return {"calls": [calls.call_view(row) for row in found],
                 "next": found[-1].id if len(found) == limit else None}
+
+
+def _summary_window(query: dict) -> None:
+    """The summary's times, checked once the key is (a schema's own check would answer 422 before 401)."""
+    for name in ("since", "until"):
+        if not 0 <= query.get(name, 0) <= LATEST_SUMMARY_TIME:
+            raise ServiceError(422, "invalid", RULES["number-range"], [violation(name, "number-range")])
+    if "since" in query and "until" in query and query["until"] <= query["since"]:
+        raise ServiceError(422, "invalid", RULES["time-order"], [violation("until", "time-order")])
+
+
+@blp.route("/v1/calls/summary")
+class CallSummaryViews(MethodView):
+    # A filter the summary cannot apply (a conversation, a subject: the rollups do not hold them) is refused, never
+    # silently left out of what the numbers cover.
+    @blp.arguments(CallSummaryQuerySchema, location="query", unknown=RAISE)
+    @blp.response(200, CallSummarySchema)
+    @requires(READ_CALLS)
+    def get(self, query):
+        """Calls over time by kind, and per tool its calls, kinds and p50/p95 latency, from the rollups (admin
+        keys)"""
+        organization = current_principal().organization
+        _summary_window(query)
+        project = None
+        if "project" in query:
+            project = summary.project_id(organization, query["project"])
+            if project is None:
+                raise ServiceError(422, "invalid", RULES["project-unknown"], [violation("project", "project-unknown")])
+        return summary.summarize(organization, summary.SummaryQuery(
+            since=query.get("since"), until=query.get("until"), tool=query.get("tool"), project=project), now())
 
 
 @blp.route("/v1/audit")

@@ -19,6 +19,37 @@ class CallQuerySchema(Schema):
     limit = fields.Integer(load_default=100, validate=validate.Range(1, MAX_PAGE))
 
 
+class CallSummaryQuerySchema(Schema):
+    since = fields.Float(metadata={
+        "description": "Unix seconds, inclusive; by default, the first call rolled up (a day before `until` at most)."})
+    until = fields.Float(metadata={"description": "Unix seconds, exclusive; by default, now."})
+    tool = Text()
+    project = Text(metadata={"description": "A project's name: the calls of its conversations."})
+
+
+class SummaryBucketSchema(Schema):
+    start = fields.Integer(metadata={"description": "Unix seconds: the bucket spans `bucket_seconds` from here."})
+    counts = fields.Dict(keys=fields.String(), values=fields.Integer(),
+                         metadata={"description": 'Calls by kind ("ok" or a failure kind); kinds with none left out.'})
+
+
+class SummaryToolSchema(Schema):
+    tool = fields.String()
+    calls = fields.Integer()
+    kinds = fields.Dict(keys=fields.String(), values=fields.Integer())
+    p50_ms = fields.Float(allow_none=True, metadata={
+        "description": "From the summed latency histograms: within 12.3% of the exact median (0.5 ms under 1 ms)."})
+    p95_ms = fields.Float(allow_none=True, metadata={"description": "As p50_ms, the 95th percentile."})
+
+
+class CallSummarySchema(Schema):
+    since = fields.Integer(metadata={"description": "The window, widened to whole buckets: its start."})
+    until = fields.Integer(metadata={"description": "The window's end (exclusive)."})
+    bucket_seconds = fields.Integer(metadata={"description": "An hour, or whole days: at most about 100 buckets."})
+    buckets = fields.List(fields.Nested(SummaryBucketSchema))
+    tools = fields.List(fields.Nested(SummaryToolSchema), metadata={"description": "Most calls first."})
+
+
 class CallRecordSchema(Schema):
     id = fields.Integer()
     at = fields.Float()
