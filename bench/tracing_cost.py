@@ -146,8 +146,8 @@ def run(with_instructions: bool) -> Report:
     report.tables.append(table(["column", "CPU µs per one-call step (median of rounds)", "each round"], [
         [t.name, f"{median(t.cpu_1) * 1e6:,.0f}", ", ".join(f"{c * 1e6:,.0f}" for c in t.cpu_1)] for t in targets]))
     cpu = f"{cpu_on / cpu_off - 1:+.1%} CPU time ({cpu_off * 1e6:,.0f} → {cpu_on * 1e6:,.0f} µs)"
-    limit = ("two spans a step (server, execute_tool), each made by opentelemetry-sdk and encoded by its OTLP "
-             "exporter in the serving process")
+    limit = ("two spans a step (server, execute_tool), each made, ended into the SDK's batch processor and written as "
+             "OTLP in the serving process (service.tracing.lean, service.tracing.encoding), and a log line's ids")
     if counts:
         # The verdict is the instructions' when counted: the CPU times of one run on a shared machine swing by more
         # than the goal's 15% (the module docstring).

@@ -166,7 +166,7 @@ class _Group:
     (`resource`), the ScopeSpans' scope (`scope`) and schema URL (`scope_tail`)."""
 
     def __init__(self, span: ReadableSpan) -> None:
-        resource, scope = span.resource, span.instrumentation_scope
+        resource, scope = self._of = span._resource, span._instrumentation_scope
         self.resource = _field(0x0A, _attributes(resource.attributes, 0x0A)) + (
             _text(0x1A, resource.schema_url) if resource.schema_url else b"")
         self.scope, self.scope_tail = b"\x0a\x00", b""  # no scope: an empty one, as the SDK's encoder writes
@@ -175,29 +175,31 @@ class _Group:
                                 + _attributes(scope.attributes, 0x1A))
             self.scope_tail = _text(0x1A, scope.schema_url) if scope.schema_url else b""
 
+    def of(self, span: ReadableSpan) -> bool:
+        """Whether these are `span`'s resource and scope (kept by id, which a later object may take)."""
+        return self._of[0] is span._resource and self._of[1] is span._instrumentation_scope
+
 
 def encode_request(spans: Sequence[ReadableSpan], groups: dict[tuple[int, int], _Group]) -> bytes:
     """`spans` as one ExportTraceServiceRequest, grouped by resource, then by instrumentation scope, in the order
     first seen (as the SDK's encoder groups them). `groups` keeps each (resource, scope)'s written parts."""
-    by_resource: dict[int, dict[int, list[bytes]]] = {}
-    first: dict[tuple[int, int], ReadableSpan] = {}
+    by_group: dict[tuple[int, int], list[Any]] = {}
     for span in spans:
         key = (id(span._resource), id(span._instrumentation_scope))
-        if key not in first:
-            first[key] = span
-        by_resource.setdefault(key[0], {}).setdefault(key[1], []).append(_field(0x12, encode_span(span)))
-    out = []
-    for resource_key, scopes in by_resource.items():
-        resource_spans: list[bytes] = []
-        for scope_key, encoded in scopes.items():
-            group = groups.get((resource_key, scope_key))
-            if group is None:
-                group = groups[resource_key, scope_key] = _Group(first[resource_key, scope_key])
-            if not resource_spans:
-                resource_spans.append(group.resource)
-            resource_spans.append(_field(0x12, group.scope + b"".join(encoded) + group.scope_tail))
-        out.append(_field(0x0A, b"".join(resource_spans)))
-    return b"".join(out)
+        encoded = by_group.get(key)
+        if encoded is None:
+            encoded = by_group[key] = [span]  # the first: the span the group's parts are written from
+        encoded.append(_field(0x12, encode_span(span)))
+    resources: dict[int, list[bytes]] = {}
+    for key, (first, *encoded) in by_group.items():
+        group = groups.get(key)
+        if group is None or not group.of(first):  # an id another object had before: written again
+            group = groups[key] = _Group(first)
+        parts = resources.get(key[0])
+        if parts is None:
+            parts = resources[key[0]] = [group.resource]
+        parts.append(_field(0x12, group.scope + b"".join(encoded) + group.scope_tail))
+    return b"".join(_field(0x0A, b"".join(parts)) for parts in resources.values())
 
 
 class Exporter(OTLPSpanExporter):
