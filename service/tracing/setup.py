@@ -87,12 +87,12 @@ def configure(environ: Mapping[str, str] | None = None) -> bool:
 
 
 def _provider() -> "tuple[TracerProvider, Any]":
-    """The SDK's provider (its sampler, ids and resource) and the batch processor it ends spans into, exporting
-    through the SDK's OTLP/HTTP exporter (service.tracing.encoding)."""
+    """The SDK's provider (its sampler, ids and resource) and the processor spans end into, exporting in batches
+    (service.tracing.batches) through the SDK's OTLP/HTTP exporter (service.tracing.encoding)."""
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
+    from service.tracing.batches import Batches
     from service.tracing.encoding import Exporter
 
     # Resource.create reads OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES; the provider, OTEL_TRACES_SAMPLER. A
@@ -102,7 +102,7 @@ def _provider() -> "tuple[TracerProvider, Any]":
     if str(resource.attributes.get("service.name", "")).startswith("unknown_service"):
         resource = resource.merge(Resource({"service.name": INSTRUMENTATION_NAME}))
     provider = TracerProvider(resource=resource)
-    processor = BatchSpanProcessor(Exporter())
+    processor = Batches(Exporter())
     provider.add_span_processor(processor)
     return provider, processor
 
