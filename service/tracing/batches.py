@@ -21,8 +21,8 @@ log = logging.getLogger(__name__)
 
 class Batches(SpanProcessor):
     """Queues each sampled span that ends (up to the queue's size: past it a span is dropped, with a warning) and
-    exports them in batches: when a batch is full, when the schedule delay has passed, on `force_flush`, and what is
-    left on `shutdown`."""
+    exports them in batches: full ones as they fill, one (part) batch when the schedule delay passes, everything on
+    `force_flush` and on `shutdown`."""
 
     def __init__(self, exporter: SpanExporter) -> None:
         # The SDK's own readings of OTEL_BSP_*, with its defaults (5 s, 2048, 512) and its checks.
@@ -57,16 +57,19 @@ class Batches(SpanProcessor):
         while not self.stopped:
             self._wake.wait(self.delay)
             self._wake.clear()
-            self._export()
+            self._export(everything=False)
 
-    def _export(self) -> bool:
-        """Export every span queued so far, a batch at a time; True when every batch went out."""
-        ok = True
+    def _export(self, everything: bool) -> bool:
+        """Export a batch, then more while a full one is queued (the worker, as the SDK's does: spans that end during
+        an export wait for a full batch or the timer, rather than leaving a few at a time, each export with its own
+        request); or everything queued (a flush). True when every batch went out."""
+        ok, first = True, True
         with self._exporting:
             if self.dropped:
                 log.warning("span queue full (OTEL_BSP_MAX_QUEUE_SIZE=%d): %d spans dropped", self.size, self.dropped)
                 self.dropped = 0
-            while self.spans:
+            while self.spans and (everything or first or len(self.spans) >= self.batch):
+                first = False
                 batch = self.spans[:self.batch]
                 del self.spans[:len(batch)]  # spans ending meanwhile are appended after them: none is lost
                 try:
@@ -77,7 +80,7 @@ class Batches(SpanProcessor):
         return ok
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
-        return self._export()
+        return self._export(everything=True)
 
     def shutdown(self) -> None:
         if self.stopped:
@@ -85,5 +88,5 @@ class Batches(SpanProcessor):
         self.stopped = True
         self._wake.set()
         self._worker.join(timeout=30)
-        self._export()
+        self._export(everything=True)
         self.exporter.shutdown()

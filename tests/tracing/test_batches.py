@@ -59,6 +59,27 @@ def test_a_full_queue_drops_and_a_flush_sends_the_rest_in_batches(monkeypatch, c
         processor.shutdown()
 
 
+def test_spans_ending_during_an_export_wait_for_a_full_batch(monkeypatch):
+    processor, received, tracer = batches(monkeypatch, queue=10, batch=2)
+    exported = received.export
+
+    def export(spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        if len(received.batches) == 0:  # requests answered while the first export is on its way
+            tracer.start_span("during").end()
+        return exported(spans)
+
+    monkeypatch.setattr(received, "export", export)
+    try:
+        tracer.start_span("a").end()
+        tracer.start_span("b").end()
+        gevent.idle()
+        assert received.batches == [["a", "b"]]  # "during" is not sent alone, in a request of its own
+        assert [s.name for s in processor.spans] == ["during"]
+    finally:
+        processor.shutdown()
+    assert received.batches[-1] == ["during"]
+
+
 def test_the_timer_sends_a_part_batch_and_shutdown_the_rest(monkeypatch):
     processor, received, tracer = batches(monkeypatch, queue=10, batch=10, delay_ms=10)
     tracer.start_span("timed").end()
