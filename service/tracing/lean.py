@@ -8,8 +8,8 @@ more than not tracing. The span here is plain: its attributes a dict, set only b
 What stays the SDK's, read from OpenTelemetry's variables as the SDK reads them: the sampler
 (`OTEL_TRACES_SAMPLER`), the id generator, the resource (`OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`), the span
 limits (`OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT`, `OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT`, `OTEL_SPAN_EVENT_COUNT_LIMIT`, ...), the
-batch processor (`OTEL_BSP_*`) and the OTLP exporter. A span here is an SDK `ReadableSpan` too, so the SDK's processor
-and exporter take it as they take their own.
+batching variables (`OTEL_BSP_*`, service.tracing.batches) and the OTLP exporter. A span here is an SDK `ReadableSpan`
+too, so the SDK's exporter and its encoder take it as they take their own.
 """
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ def _cut(value: Any, length: int | None) -> Any:
 
 class Tracer:
     """Makes this process's spans: the SDK provider's sampler, ids, resource and span limits; the processor its
-    spans end into (the SDK's batch processor)."""
+    spans end into (service.tracing.batches)."""
 
     #: OpenTelemetry's API, for service.tracing.spans: read off the tracer, where an import statement in each of its
     #: functions would cost as much as some of them do.
@@ -201,8 +201,9 @@ class Span(trace_api.Span, ReadableSpan):
         if self._end_time is not None:
             return
         attributes = self._attributes
-        if (type(value) is str or type(value) is int) and self._tracer.max_length is None and type(key) is str and (
-                key in attributes or len(attributes) < self._tracer.max_attributes):  # type: ignore[operator]
+        tracer = self._tracer
+        if (type(value) is str or type(value) is int) and tracer.max_length is None and type(key) is str and key and (
+                key in attributes or len(attributes) < tracer.max_attributes):  # type: ignore[operator]
             attributes[key] = value  # the common case, decided without a call
             return
         if not isinstance(key, str) or not key or not _valid(value):
@@ -258,9 +259,3 @@ class Span(trace_api.Span, ReadableSpan):
             return
         self._end_time = end_time if end_time is not None else time_ns()
         self._tracer.processor.on_end(self)
-
-    def __enter__(self) -> "Span":
-        return self
-
-    def __exit__(self, *_exc: Any) -> None:
-        self.end()
