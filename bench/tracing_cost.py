@@ -2,7 +2,7 @@
 
 Two `toolgate serve` of this tree on SQLite, calling bench/endpoint.py's `/fast`: one with no OpenTelemetry variable
 set (tracing off), one exporting to a local OTLP/HTTP receiver in this process (OTEL_EXPORTER_OTLP_ENDPOINT; the
-SDK's batch processor as in production, so its encoding and sending are in the serving process's CPU). Each is
+batch processor as in production, so its encoding and sending are in the serving process's CPU). Each is
 measured in ROUNDS interleaved with the other, so a machine whose load drifts weighs on both alike. Off must be the
 platform's figure of bench/call_overhead.py within noise; on, at most GOAL_RATIO more.
 
@@ -146,8 +146,8 @@ def run(with_instructions: bool) -> Report:
     report.tables.append(table(["column", "CPU µs per one-call step (median of rounds)", "each round"], [
         [t.name, f"{median(t.cpu_1) * 1e6:,.0f}", ", ".join(f"{c * 1e6:,.0f}" for c in t.cpu_1)] for t in targets]))
     cpu = f"{cpu_on / cpu_off - 1:+.1%} CPU time ({cpu_off * 1e6:,.0f} → {cpu_on * 1e6:,.0f} µs)"
-    limit = ("two spans a step (server, execute_tool), each made by opentelemetry-sdk and encoded by its OTLP "
-             "exporter in the serving process")
+    limit = ("two spans a step (server, execute_tool), each made, queued and written as OTLP in the serving process "
+             "(service.tracing: lean, batches, encoding), and the log lines' ids")
     if counts:
         # The verdict is the instructions' when counted: the CPU times of one run on a shared machine swing by more
         # than the goal's 15% (the module docstring).

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.trace import Tracer
+
+    from service.tracing.lean import Tracer
 
 log = logging.getLogger(__name__)
 
@@ -77,17 +78,22 @@ def configure(environ: Mapping[str, str] | None = None) -> bool:
     if wanted != HTTP_PROTOBUF:
         log.warning("OTEL_EXPORTER_OTLP_PROTOCOL=%s: only %s is offered; tracing stays off", wanted, HTTP_PROTOBUF)
         return False
-    state.provider = _provider()
-    state.tracer = state.provider.get_tracer(INSTRUMENTATION_NAME)
+    from service.tracing.lean import Tracer
+
+    state.provider, processor = _provider()
+    state.tracer = Tracer(state.provider, processor, INSTRUMENTATION_NAME)
     state.pid = os.getpid()
     return True
 
 
-def _provider() -> "TracerProvider":
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+def _provider() -> "tuple[TracerProvider, Any]":
+    """The SDK's provider (its sampler, ids and resource) and the processor spans end into, exporting in batches
+    (service.tracing.batches) through the SDK's OTLP/HTTP exporter (service.tracing.encoding)."""
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    from service.tracing.batches import Batches
+    from service.tracing.encoding import Exporter
 
     # Resource.create reads OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES; the provider, OTEL_TRACES_SAMPLER. A
     # service the variables leave unnamed is "toolgate" rather than the SDK's "unknown_service:python".
@@ -95,26 +101,10 @@ def _provider() -> "TracerProvider":
     resource = Resource.create().merge(Resource({"process.pid": os.getpid()}))
     if str(resource.attributes.get("service.name", "")).startswith("unknown_service"):
         resource = resource.merge(Resource({"service.name": INSTRUMENTATION_NAME}))
-    provider = TracerProvider(resource=_hashed_once(resource))
-    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-    return provider
-
-
-def _hashed_once(resource: Any) -> Any:
-    """`resource` with its hash worked out once. The OTLP encoder groups each batch's spans by resource, hashing it
-    for every span, and the SDK's hash writes the resource's attributes out as JSON each time: a sixth of the
-    encoder's work. A resource never changes once made (its attributes are immutable), so one hash serves."""
-    from opentelemetry.sdk.resources import Resource
-
-    class HashedOnce(Resource):
-        def __init__(self, attributes: Any, schema_url: str | None = None) -> None:
-            super().__init__(attributes, schema_url)
-            self._hash = super().__hash__()
-
-        def __hash__(self) -> int:
-            return self._hash
-
-    return HashedOnce(resource.attributes, resource.schema_url)
+    provider = TracerProvider(resource=resource)
+    processor = Batches(Exporter())
+    provider.add_span_processor(processor)
+    return provider, processor
 
 
 def flush(timeout_millis: int = 10_000) -> bool:

@@ -58,7 +58,7 @@ def traced_wsgi(inner: Callable[..., Iterable[bytes]]) -> Callable[..., Iterable
         tracer = state.tracer
         if tracer is None:
             return inner(environ, start_response)
-        from opentelemetry import context, trace
+        context, trace = tracer.context, tracer.trace
 
         method = str(environ.get("REQUEST_METHOD", ""))[:16]
         # No caller's trace (most requests): a root span, without the propagator's work.
@@ -112,11 +112,11 @@ class _EndsSpan:
 def answered(method: str, route: str | None) -> None:
     """Name the current request's server span after the route it matched (`METHOD /v1/...`, as HTTP's conventions
     have it); an unmatched path stays unnamed and unrecorded, as in the log line (it could hold anything)."""
-    if state.tracer is None or route is None:
+    tracer = state.tracer
+    if tracer is None or route is None:
         return
-    from opentelemetry import trace
-
-    span = trace.get_current_span()
+    trace = tracer.trace
+    span = tracer.current_span()
     if span.is_recording() and getattr(span, "kind", None) == trace.SpanKind.SERVER:
         span.update_name(f"{method} {route}")
         span.set_attribute("http.route", route)
@@ -130,7 +130,7 @@ def tool_call(thunk: Callable[[], T], name: str, call_id: str, conversation_id: 
     tracer = state.tracer
     if tracer is None:
         return thunk
-    from opentelemetry import context, trace
+    context, trace = tracer.context, tracer.trace
 
     parent = context.get_current()  # the step's: taken here, in the step's greenlet, for the call's greenlet
     attributes: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
@@ -141,9 +141,8 @@ def tool_call(thunk: Callable[[], T], name: str, call_id: str, conversation_id: 
         attributes["toolgate.session_start"] = True
 
     def traced() -> T:
-        # Made current by hand rather than by start_as_current_span: a tenth of the span's cost, on every call.
-        span = tracer.start_span(f"execute_tool {name}", context=parent, attributes=attributes,
-                                 record_exception=False)
+        # Made current by hand: the call (its log lines, its traceparent) runs inside it.
+        span = tracer.start_span(f"execute_tool {name}", context=parent, attributes=attributes)
         token = context.attach(trace.set_span_in_context(span, parent))
         try:
             outcome = thunk()
@@ -162,7 +161,7 @@ def tool_call(thunk: Callable[[], T], name: str, call_id: str, conversation_id: 
 
 
 def _failed(span: "Span", kind: str) -> None:
-    from opentelemetry.trace import StatusCode
+    from opentelemetry.trace import StatusCode  # a failure: rarer than a span
 
     span.set_status(StatusCode.ERROR)
     span.set_attribute("error.type", kind)
@@ -170,16 +169,19 @@ def _failed(span: "Span", kind: str) -> None:
 
 def outgoing_headers() -> dict[str, str]:
     """The current span's `traceparent` (and `tracestate`, if any) for a request this process sends; {} when off."""
-    if state.tracer is None:
+    tracer = state.tracer
+    if tracer is None:
         return {}
-    from opentelemetry import trace
-
     # W3C Trace Context's header, written as the propagator writes it, without its walk through the context.
-    span_context = trace.get_current_span().get_span_context()
+    span = tracer.current_span()
+    outgoing = getattr(span, "outgoing", None)  # a span of ours: written once (service.tracing.lean)
+    if outgoing is not None:
+        return dict(outgoing)
+    span_context = span.get_span_context()
     if not span_context.is_valid:
         return {}
-    headers = {"traceparent": f"00-{span_context.trace_id:032x}-{span_context.span_id:016x}-"
-                              f"{span_context.trace_flags:02x}"}
+    trace_id, span_id = _hex_ids(span)
+    headers = {"traceparent": f"00-{trace_id}-{span_id}-{span_context.trace_flags:02x}"}
     if span_context.trace_state:
         headers["tracestate"] = span_context.trace_state.to_header()
     return headers
@@ -193,40 +195,41 @@ def span(name: str, attributes: Attributes | None = None) -> Iterator["Span | No
     if tracer is None:
         yield None
         return
-    with tracer.start_as_current_span(name, attributes=attributes, record_exception=False,
-                                      set_status_on_exception=False) as current:
-        try:
-            yield current
-        except BaseException as exc:
-            _failed(current, getattr(exc, "kind", None) or type(exc).__qualname__)
-            raise
+    context, trace = tracer.context, tracer.trace
+    current = tracer.start_span(name, attributes=attributes)
+    token = context.attach(trace.set_span_in_context(current))
+    try:
+        yield current
+    except BaseException as exc:
+        _failed(current, getattr(exc, "kind", None) or type(exc).__qualname__)
+        raise
+    finally:
+        context.detach(token)
+        current.end()
 
 
 def failed(kind: str) -> None:
     """Mark the current span failed with `kind` (a failure kind or a stop reason)."""
-    if state.tracer is None:
+    tracer = state.tracer
+    if tracer is None:
         return
-    from opentelemetry import trace
-
-    _failed(trace.get_current_span(), kind)
+    _failed(tracer.current_span(), kind)
 
 
 def annotate(attributes: Attributes) -> None:
     """Set `attributes` on the current span."""
-    if state.tracer is None:
+    tracer = state.tracer
+    if tracer is None:
         return
-    from opentelemetry import trace
-
-    trace.get_current_span().set_attributes(dict(attributes))
+    tracer.current_span().set_attributes(dict(attributes))
 
 
 def event(name: str, attributes: Attributes) -> None:
     """Add the event `name` with `attributes` to the current span (an approval held, an approval decided)."""
-    if state.tracer is None:
+    tracer = state.tracer
+    if tracer is None:
         return
-    from opentelemetry import trace
-
-    trace.get_current_span().add_event(name, dict(attributes))
+    tracer.current_span().add_event(name, dict(attributes))
 
 
 def traced_events(events: Iterator[T], name: str, attributes: Attributes) -> Iterator[T]:
@@ -239,10 +242,8 @@ def traced_events(events: Iterator[T], name: str, attributes: Attributes) -> Ite
 
 
 def _traced_events(tracer: Any, events: Iterator[T], name: str, attributes: Attributes) -> Iterator[T]:
-    from opentelemetry import context, trace
-
-    current = tracer.start_span(name, attributes=attributes, record_exception=False,
-                                set_status_on_exception=False)
+    context, trace = tracer.context, tracer.trace
+    current = tracer.start_span(name, attributes=attributes)
     inside = trace.set_span_in_context(current)
     try:
         while True:
@@ -266,11 +267,19 @@ def _traced_events(tracer: Any, events: Iterator[T], name: str, attributes: Attr
 
 def current_ids() -> tuple[str, str] | None:
     """(trace id, span id) of the current span, in hex as tracing backends show them; None when off or none."""
-    if state.tracer is None:
+    tracer = state.tracer
+    if tracer is None:
         return None
-    from opentelemetry import trace
+    span = tracer.current_span()
+    ids = getattr(span, "hex_ids", None)  # a span of ours: written once (service.tracing.lean)
+    if ids is not None:
+        return ids
+    return _hex_ids(span) if span.get_span_context().is_valid else None
 
-    span_context = trace.get_current_span().get_span_context()
-    if not span_context.is_valid:
-        return None
+
+def _hex_ids(span: "Span") -> tuple[str, str]:
+    ids = getattr(span, "hex_ids", None)  # a span of ours writes them once (service.tracing.lean)
+    if ids is not None:
+        return ids
+    span_context = span.get_span_context()
     return format(span_context.trace_id, "032x"), format(span_context.span_id, "016x")
