@@ -153,20 +153,24 @@ RETURNING (SELECT id FROM appended), seq, (SELECT prev_hash FROM appended), hash
 
 
 def _append_in_one_statement(row: AuditRecord) -> None:
-    # Two first writers both insert the head: one row wins, the other statement does nothing. Outside the lock.
-    AuditHead.insert(organization=row.organization_id, seq=0, hash=GENESIS).on_conflict_ignore().execute()
     row.seq, row.prev_hash = 0, ""  # placeholders: the payload below leaves both out
     whole = canonical(_payload(row))
     tail = b',"prev":"","seq":0}'
     if not whole.endswith(tail):  # the two members no longer sort last: the server would hash other bytes
         raise RuntimeError("the audit payload's last members are not prev and seq")
     prefix = whole[:-len(tail)].decode("utf-8") + ","
-    appended = db.execute_sql(_APPEND_SQL, {
+    values = {
         "organization": row.organization_id, "prefix": prefix, "created_at": row.created_at, "actor": row.actor,
         "action": row.action, "object_type": row.object_type, "object_name": row.object_name,
         "object_version": row.object_version, "before_hash": row.before_hash, "after_hash": row.after_hash,
-    }).fetchone()
-    if appended is None:  # cannot happen while the head is locked; refuse rather than fork the chain
+    }
+    appended = db.execute_sql(_APPEND_SQL, values).fetchone()
+    if appended is None:
+        # The organization's first record: no head yet. Two first writers both insert it: one row wins, the other
+        # statement does nothing, and both append after it (the second waits for the first's commit).
+        AuditHead.insert(organization=row.organization_id, seq=0, hash=GENESIS).on_conflict_ignore().execute()
+        appended = db.execute_sql(_APPEND_SQL, values).fetchone()
+    if appended is None:  # cannot happen once the head exists; refuse rather than fork the chain
         raise RuntimeError("the audit chain head moved during an append")
     row.id, row.seq, row.prev_hash, row.hash = appended
 
