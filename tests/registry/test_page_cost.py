@@ -128,6 +128,11 @@ def test_a_tools_page_walks_an_index_to_its_limit_not_a_scan_and_a_sort(api, key
                 db.execute_sql("SET LOCAL enable_seqscan = off")
                 plans["rare"] = plan(Tool.select(Tool.id).where(
                     Tool.name.contains("OOL_0123") | Tool.display_name.contains("OOL_0123")))
+            # Written as each tool is, never left in GIN's pending list for every search to read (migration 0013).
+            options = db.execute_sql("SELECT relname, reloptions FROM pg_class WHERE relname LIKE %s AND "
+                                     "relnamespace = current_schema()::regnamespace", ("tool_%trigrams",)).fetchall()
+            assert sorted(options) == [("tool_display_name_trigrams", ["fastupdate=off"]),
+                                       ("tool_name_trigrams", ["fastupdate=off"])], options
     for case, shown in plans.items():
         index = "tool_project_name" if case == "project" else "tool_organization_name"
         if case == "rare":
