@@ -6,7 +6,8 @@ record's hash, so editing or removing a record breaks the chain where it happene
 
 `record` runs inside the registry's own write transaction, as its last statement: the change and its record commit
 together or not at all. Appends lock the organization's chain head (`SELECT … FOR UPDATE` on PostgreSQL; SQLite
-already serializes writers), and the head moves by a conditional UPDATE, so concurrent writers never fork the chain.
+already serializes writers), and the head moves with the record (on SQLite by a conditional UPDATE; on PostgreSQL in
+the statement that locked it, below), so concurrent writers never fork the chain.
 Taking that lock last keeps it out of any lock-order cycle with the rows the write itself touched.
 
 On PostgreSQL the lock, the record and the head's move are one statement (`_APPEND_SQL`, the record's hash made by
