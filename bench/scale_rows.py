@@ -21,6 +21,8 @@ import time
 from typing import Any, Iterator
 from urllib.parse import urlparse
 
+from peewee import PostgresqlDatabase
+
 from service.database import db, make_database
 from service.migrations import call_partitions, call_rollups
 from service.models import Organization, Project, ProjectDraft, Tool, ToolDraft, ToolVersion
@@ -95,6 +97,10 @@ def _insert(model, rows: list[dict[str, Any]]) -> None:
         model.insert_many(rows[start:start + TOOL_CHUNK]).execute()
 
 
+#: The tables `write_tools` fills.
+TOOL_TABLES = ("tool", "tool_draft", "tool_version", "project", "project_draft", "audit_record", "audit_head")
+
+
 def write_tools(url: str, slug: str, first: int, last: int) -> None:
     """Tools `first` … `last - 1` (and the projects they need) into the organization `slug` at `url`."""
     database = make_database(url, pooled=False)
@@ -107,6 +113,12 @@ def write_tools(url: str, slug: str, first: int, last: int) -> None:
             for start in range(first, last, 5_000):
                 _tools(organization, trail, projects, range(start, min(last, start + 5_000)))
             trail.flush()
+        if isinstance(database, PostgresqlDatabase):
+            # As autovacuum would soon after a tenth of a table changed (bench/call_log_rows.py does the same): a
+            # registry that grew to 100k tools has statistics of them. Without, the planner guessed a rare search
+            # matched hundreds and walked the name index through every tool. A served SQLite file is never analysed.
+            for table in TOOL_TABLES:
+                database.execute_sql(f"ANALYZE {table}")
     finally:
         database.close()
 

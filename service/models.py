@@ -105,6 +105,8 @@ class Tool(BaseModel):
     #: Its published versions (ToolVersion's backref).
     versions: ModelSelect[ToolVersion]
     created_at = DoubleField(default=now)
+    #: The draft this instance's creation wrote, on the instance that created it (registry.tools.tool_view).
+    new_draft: "ToolDraft | None" = None
 
     class Meta:
         indexes = ((("organization", "name"), True),)

@@ -6,8 +6,14 @@ record's hash, so editing or removing a record breaks the chain where it happene
 
 `record` runs inside the registry's own write transaction, as its last statement: the change and its record commit
 together or not at all. Appends lock the organization's chain head (`SELECT … FOR UPDATE` on PostgreSQL; SQLite
-already serializes writers), and the head moves by a conditional UPDATE, so concurrent writers never fork the chain.
+already serializes writers), and the head moves with the record (on SQLite by a conditional UPDATE; on PostgreSQL in
+the statement that locked it, below), so concurrent writers never fork the chain.
 Taking that lock last keeps it out of any lock-order cycle with the rows the write itself touched.
+
+On PostgreSQL the lock, the record and the head's move are one statement (`_APPEND_SQL`, the record's hash made by
+the server's sha256 over the same canonical bytes): the head is held from that statement to the commit, one round trip
+and not three. Under gevent every round trip lets the process's other requests run first, so each one held the lock
+for their CPU too, and concurrent registrations queued on it (bench/JOURNAL.md, issue 38).
 """
 from __future__ import annotations
 
@@ -65,13 +71,16 @@ def state_hash(state: Any) -> str | None:
 
 def chain_hash(row: AuditRecord) -> str:
     """The hash a record must carry: its fields and the previous record's hash, canonically."""
-    payload = {
+    return hashlib.sha256(canonical(_payload(row))).hexdigest()
+
+
+def _payload(row: AuditRecord) -> dict[str, Any]:
+    return {
         "organization": row.organization_id, "seq": row.seq, "at": f"{row.created_at:.6f}",
         "actor": row.actor, "action": row.action, "object_type": row.object_type, "object_name": row.object_name,
         "object_version": row.object_version, "before": row.before_hash, "after": row.after_hash,
         "prev": row.prev_hash,
     }
-    return hashlib.sha256(canonical(payload)).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -90,12 +99,9 @@ class Actor:
 
 
 def _lock_head(organization_id: int) -> AuditHead:
-    # Two first writers both insert the head: one row wins, the other statement does nothing.
+    """SQLite: the head, which the write transaction already holds alone (PostgreSQL's append is `_APPEND_SQL`)."""
     AuditHead.insert(organization=organization_id, seq=0, hash=GENESIS).on_conflict_ignore().execute()
-    query = AuditHead.select().where(AuditHead.organization == organization_id)
-    if is_postgres():
-        query = query.for_update()
-    return query.get()
+    return AuditHead.get(AuditHead.organization == organization_id)
 
 
 def record(organization: Organization, actor: str, action: str, object_type: str, object_name: str, *,
@@ -106,19 +112,68 @@ def record(organization: Organization, actor: str, action: str, object_type: str
     """
     if not db.in_transaction():
         raise RuntimeError("audit.record must run inside the write transaction of the change it records")
-    head = _lock_head(organization.id)
-    row = AuditRecord(organization=organization.id, seq=head.seq + 1, created_at=round(time.time(), 6),
+    row = AuditRecord(organization=organization.id, created_at=round(time.time(), 6),
                       actor=actor, action=action, object_type=object_type, object_name=object_name,
-                      object_version=version, before_hash=state_hash(before), after_hash=state_hash(after),
-                      prev_hash=head.hash)
-    row.hash = chain_hash(row)
-    row.save(force_insert=True)
-    moved = (AuditHead.update(seq=row.seq, hash=row.hash)
-             .where(AuditHead.organization == organization.id, AuditHead.seq == head.seq).execute())
-    if moved != 1:  # cannot happen while the head is locked; refuse rather than fork the chain
-        raise RuntimeError("the audit chain head moved during an append")
+                      object_version=version, before_hash=state_hash(before), after_hash=state_hash(after))
+    if is_postgres():
+        _append_in_one_statement(row)
+    else:
+        head = _lock_head(organization.id)
+        row.seq, row.prev_hash = head.seq + 1, head.hash
+        row.hash = chain_hash(row)
+        row.save(force_insert=True)
+        _move_head(row, head.seq)
     metrics.registry_write(organization.slug, action)
     return row
+
+
+def _move_head(row: AuditRecord, was: int) -> None:
+    moved = (AuditHead.update(seq=row.seq, hash=row.hash)
+             .where(AuditHead.organization == row.organization_id, AuditHead.seq == was).execute())
+    if moved != 1:  # cannot happen while the head is locked; refuse rather than fork the chain
+        raise RuntimeError("the audit chain head moved during an append")
+
+
+#: PostgreSQL: lock the head, insert the record chained onto it and move the head, in one statement. `prefix` is the
+#: record's canonical payload up to its last two members, which sort last ("prev", then "seq"): the server completes
+#: it with the head's hash and next seq, so the bytes hashed are those `chain_hash` makes (`verify` recomputes them).
+_APPEND_SQL = """
+WITH head AS (SELECT seq, hash FROM audit_head WHERE organization_id = %(organization)s FOR UPDATE),
+link AS (SELECT head.seq + 1 AS seq, head.hash AS prev, encode(sha256(convert_to(
+           %(prefix)s || '"prev":"' || head.hash || '","seq":' || (head.seq + 1) || '}', 'UTF8')), 'hex') AS hash
+         FROM head),
+appended AS (
+  INSERT INTO audit_record (organization_id, seq, created_at, actor, action, object_type, object_name,
+                            object_version, before_hash, after_hash, prev_hash, hash)
+  SELECT %(organization)s, link.seq, %(created_at)s, %(actor)s, %(action)s, %(object_type)s, %(object_name)s,
+         %(object_version)s, %(before_hash)s, %(after_hash)s, link.prev, link.hash FROM link
+  RETURNING id, seq, prev_hash, hash)
+UPDATE audit_head SET seq = (SELECT seq FROM appended), hash = (SELECT hash FROM appended)
+WHERE organization_id = %(organization)s
+RETURNING (SELECT id FROM appended), seq, (SELECT prev_hash FROM appended), hash"""
+
+
+def _append_in_one_statement(row: AuditRecord) -> None:
+    row.seq, row.prev_hash = 0, ""  # placeholders: the payload below leaves both out
+    whole = canonical(_payload(row))
+    tail = b',"prev":"","seq":0}'
+    if not whole.endswith(tail):  # the two members no longer sort last: the server would hash other bytes
+        raise RuntimeError("the audit payload's last members are not prev and seq")
+    prefix = whole[:-len(tail)].decode("utf-8") + ","
+    values = {
+        "organization": row.organization_id, "prefix": prefix, "created_at": row.created_at, "actor": row.actor,
+        "action": row.action, "object_type": row.object_type, "object_name": row.object_name,
+        "object_version": row.object_version, "before_hash": row.before_hash, "after_hash": row.after_hash,
+    }
+    appended = db.execute_sql(_APPEND_SQL, values).fetchone()
+    if appended is None:
+        # The organization's first record: no head yet. Two first writers both insert it: one row wins, the other
+        # statement does nothing, and both append after it (the second waits for the first's commit).
+        AuditHead.insert(organization=row.organization_id, seq=0, hash=GENESIS).on_conflict_ignore().execute()
+        appended = db.execute_sql(_APPEND_SQL, values).fetchone()
+    if appended is None:  # cannot happen once the head exists; refuse rather than fork the chain
+        raise RuntimeError("the audit chain head moved during an append")
+    row.id, row.seq, row.prev_hash, row.hash = appended
 
 
 def history(organization: Organization, *, object_type: str | None = None, object_name: str | None = None,

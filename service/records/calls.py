@@ -87,15 +87,27 @@ def _older(select: "ModelSelect[CallRecord]", organization_id: int, query: CallQ
     two for a narrower range than an equal filter and would walk the time index instead."""
     at = None
     if query.before_id is not None:
-        at = (CallRecord.select(CallRecord.created_at)
-              .where(CallRecord.id == query.before_id, CallRecord.organization == organization_id).scalar())
-        if at is None:  # not a record of the organization (any more): what the id alone says
+        found = page_start_select(query.before_id).first()
+        if found is not None and found[1] == organization_id:
+            at = found[0]
+        else:  # not a record of the organization (any more): what the id alone says
             select = select.where(CallRecord.id < query.before_id)
     if at is None or (query.until is not None and query.until <= at):
         return select if query.until is None else select.where(CallRecord.created_at < query.until)
     # `created_at <= at` is where the page starts in the index (and lets PostgreSQL skip later days' partitions);
     # the records as old as `at` with a higher id, at most a handful, are passed over on the way.
     return select.where(CallRecord.created_at <= at, (CallRecord.created_at < at) | (CallRecord.id < query.before_id))
+
+
+def page_start_select(before_id: int) -> "ModelSelect[Any]":
+    """The record a page starts below, as (created_at, organization_id), found by its primary key alone.
+
+    The organization is checked by the caller: asked for both, PostgreSQL walked each day partition's
+    (organization_id, created_at, id) index whole for the id whenever its statistics said the partition was small,
+    as a log written faster than they are gathered makes them (678 ms at 10M records, against 0.3 ms probing each
+    partition's key)."""
+    return CallRecord.select(CallRecord.created_at, CallRecord.organization).where(
+        CallRecord.id == before_id).tuples()
 
 
 def find_calls(organization: Organization, query: CallQuery) -> list[CallRecord]:

@@ -151,7 +151,8 @@ def create_tool_in_transaction(organization: Organization, definition: ToolDefin
     name free and records the change."""
     tool = Tool.create(organization=organization, name=definition.name, display_name=display_name, project=project,
                        created_at=now())
-    ToolDraft.create(tool=tool, definition=definition.to_dict(), revision=1, updated_at=now(), updated_by=actor)
+    tool.new_draft = ToolDraft.create(tool=tool, definition=definition.to_dict(), revision=1, updated_at=now(),
+                                      updated_by=actor)
     return tool
 
 
@@ -291,8 +292,16 @@ def definition_of(row: ToolDraft | ToolVersion) -> ToolDefinition:
 
 
 def tool_view(tool: Tool) -> dict[str, Any]:
-    """A tool as the API shows it: name, label, project, its draft (or null) and its published versions."""
-    draft = draft_of(tool)
+    """A tool as the API shows it: name, label, project, its draft (or null) and its published versions.
+
+    A tool this request created (`create_tool_in_transaction`) is shown from what it wrote: its draft, and no
+    versions yet (two reads fewer a registration)."""
+    if tool.new_draft is not None:
+        return _view(tool, tool.new_draft, [])
+    return _view(tool, draft_of(tool), list(tool.versions.order_by(ToolVersion.number)))
+
+
+def _view(tool: Tool, draft: ToolDraft | None, versions: list[ToolVersion]) -> dict[str, Any]:
     return {
         "name": tool.name,
         "display_name": tool.display_name,
@@ -305,7 +314,7 @@ def tool_view(tool: Tool) -> dict[str, Any]:
             "updated_at": draft.updated_at,
             "updated_by": draft.updated_by,
         },
-        "versions": [version_summary(v) for v in tool.versions.order_by(ToolVersion.number)],
+        "versions": [version_summary(v) for v in versions],
     }
 
 

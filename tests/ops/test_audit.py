@@ -4,7 +4,7 @@ import time
 import gevent
 
 from service import registry
-from service.database import db
+from service.database import db, write_transaction
 from service.records import audit
 from service.records.tables import AuditRecord
 from tests.support.definitions import key_id, tool
@@ -129,3 +129,17 @@ def test_concurrent_writers_never_fork_the_chain(app, keys):
         assert seqs == list(range(1, 3 + 2 * racers + 1))
         result = audit.verify(organization)
     assert result.ok and result.records == len(seqs)
+
+
+def test_a_record_of_any_text_is_chained_as_verify_recomputes_it(app, keys):
+    """On PostgreSQL the server hashes the record (one statement holds the head): over the bytes `chain_hash` makes,
+    whatever the text holds (quotes, backslashes, letters beyond ASCII)."""
+    with db.connection_context():
+        organization = registry.get_organization("acme")
+        with write_transaction():
+            row = audit.record(organization, 'person:admin:k\u00c9y "q" \\ \u2713', audit.RELABEL, audit.TOOL,
+                               'to\u00f8l_"x"\\', version=3, after={"display_name": "Zo\u00eb \u2713"})
+        stored = AuditRecord.get_by_id(row.id)
+        assert (stored.seq, stored.prev_hash, stored.hash) == (row.seq, row.prev_hash, row.hash)
+        assert stored.hash == audit.chain_hash(stored) and stored.seq > 1
+        assert audit.verify(organization).ok

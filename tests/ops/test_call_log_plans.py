@@ -10,7 +10,7 @@ from service.database import db
 from service.limits import SECONDS_PER_DAY
 from service.migrations import call_partitions
 from service.models import CallRecord
-from service.records.calls import OK, CallQuery, calls_select, count_calls, in_index_order
+from service.records.calls import OK, CallQuery, calls_select, count_calls, in_index_order, page_start_select
 from service.registry import get_organization
 
 #: A value for each filter, and the index each filter leads to when it is the narrowest set.
@@ -82,6 +82,27 @@ def test_every_filter_combination_is_one_index_range_scan_in_order(app, keys):
                 assert len(lines) == 1 and f"USING INDEX call_record_by_{lead} " in lines[0], (combination, lines)
             checked += 1
         assert checked == 384
+
+
+def test_a_page_deep_in_the_log_finds_where_it_starts_by_the_primary_key_alone(app, keys):
+    """`before` names a record by id: it is looked up in the primary key (on PostgreSQL, each day partition's), never
+    by walking an index led by the organization, which the planner chose for partitions it thought small."""
+    with db.connection_context():
+        org = get_organization("acme")
+        if call_partitions.partitioned(db.obj):
+            for day in (20_000, 20_001):
+                call_partitions.create_day(db.obj, day)
+        CallRecord.insert_many([row(org.id, DAY + i * SECONDS_PER_DAY / 2) for i in range(6)]).execute()
+        newest = CallRecord.select().order_by(CallRecord.id.desc()).first()
+        database = db.obj
+        lines = plan(database, page_start_select(newest.id))
+        assert page_start_select(newest.id).first() == (newest.created_at, org.id)
+    if call_partitions.is_postgres(database):
+        indexes = [n for n in lines if "Index" in n]
+        assert indexes and all(n.endswith("_pkey") for n in indexes), lines
+        assert not [n for n in lines if n.startswith("Seq Scan")], lines
+    else:
+        assert lines == ["SEARCH t1 USING INTEGER PRIMARY KEY (rowid=?)"], lines
 
 
 def test_a_broad_filter_never_leads_a_narrow_one(app, keys):

@@ -1,6 +1,7 @@
 """/v1/tools: register, read, relabel, save the draft, start a draft, publish, read a published version."""
 from __future__ import annotations
 
+import orjson
 from flask import current_app, request
 from flask.views import MethodView
 from flask_smorest import Blueprint
@@ -9,6 +10,7 @@ from service import importing, registry
 from service.api.auth import current_principal, requires
 from service.api.body import json_body
 from service.api.document import route_refusal
+from service.api.dumping import compile_dump
 from service.api.schemas import PublishedSchema
 from service.api.tools.schemas import (
     ImportResultSchema,
@@ -24,6 +26,8 @@ from service.http import DISPATCHER_KEY, client_left
 from service.roles import PUBLISH, READ, WRITE_DRAFTS
 
 blp = Blueprint("tools", __name__, url_prefix="/v1/tools", description="Tool definitions, drafts and versions.")
+#: A page of tools as ToolListSchema dumps it, compiled (service/api/dumping.py): a quarter of the page's CPU else.
+_DUMP_TOOL_LIST = compile_dump(ToolListSchema())
 
 def _with_etag(view: dict, status: int = 200):
     headers = {"ETag": view["draft"]["etag"]} if view["draft"] else {}
@@ -38,7 +42,8 @@ class ToolViews(MethodView):
     def get(self, query):
         """One page of the organization's tools in name order; `next` is the `after` of the following page"""
         page = registry.tool_page(current_principal().organization, **query)
-        return {"tools": registry.tool_views(page.rows), "next": page.next}
+        body = _DUMP_TOOL_LIST({"tools": registry.tool_views(page.rows), "next": page.next})
+        return current_app.response_class(orjson.dumps(body), mimetype="application/json")
 
     @blp.doc(requestBody={"content": {"application/json": {"schema": RegistrationSchema}}})
     @blp.response(201, ToolSchema)
