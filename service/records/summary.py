@@ -15,6 +15,7 @@ from typing import Any
 
 from service.database import db
 from service.latency import percentile
+from service.limits import DEFAULT_PAGE
 from service.migrations.call_rollups import DAY, HISTOGRAM_COLUMNS, HOUR, LATENCY_TABLE, OK, TABLE
 from service.models import Organization, Project
 
@@ -35,6 +36,7 @@ class SummaryQuery:
     tool: str | None = None
     kind: str | None = None  # a failure kind, or "ok": narrows the counts; the latencies are of every kind
     project: int | None = None  # a project's id (the caller resolves the name)
+    limit: int = DEFAULT_PAGE  # the most tools answered, most called first (`tools_total` says how many had calls)
 
 
 def bucket_width(span: float) -> int:
@@ -96,14 +98,18 @@ def summarize(organization: Organization, query: SummaryQuery, now: float) -> di
         found = tools.setdefault(tool, {"tool": tool, "calls": 0, "kinds": {}, "histogram": None})
         found["calls"] += int(calls)
         found["kinds"][kind] = int(calls)
-    sums = ", ".join(f"SUM({c})" for c in HISTOGRAM_COLUMNS)
-    for tool, *histogram in database.execute_sql(
-            f"SELECT tool, {sums} FROM {LATENCY_TABLE} WHERE {where} GROUP BY tool", params):
-        if tool in tools:
+    # Like every list, the tools are a page: an organization calling a hundred thousand tools gets its most called,
+    # and their histograms alone are summed.
+    ranked = sorted(tools.values(), key=lambda t: (-t["calls"], t["tool"]))[:query.limit]
+    if ranked:
+        sums = ", ".join(f"SUM({c})" for c in HISTOGRAM_COLUMNS)
+        named = ", ".join([p] * len(ranked))
+        for tool, *histogram in database.execute_sql(
+                f"SELECT tool, {sums} FROM {LATENCY_TABLE} WHERE {where} AND tool IN ({named}) GROUP BY tool",
+                [*params, *(t["tool"] for t in ranked)]):
             tools[tool]["histogram"] = [int(n) for n in histogram]
-    ranked = sorted(tools.values(), key=lambda t: (-t["calls"], t["tool"]))
     return {
-        "since": start, "until": end, "bucket_seconds": width,
+        "since": start, "until": end, "bucket_seconds": width, "tools_total": len(tools),
         "buckets": [{"start": start + i * width, "counts": c} for i, c in enumerate(counts)],
         "tools": [{"tool": t["tool"], "calls": t["calls"], "kinds": t["kinds"],
                    "p50_ms": _percentile(t["histogram"], 50), "p95_ms": _percentile(t["histogram"], 95)}

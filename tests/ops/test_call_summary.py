@@ -149,3 +149,15 @@ def steps_then_summary(service, backend):
     assert tools["search"]["kinds"] == {"ok": 3} and tools["broken"]["kinds"] == {"refused": 3}
     assert all(t["p50_ms"] is not None and t["p95_ms"] >= t["p50_ms"] for t in tools.values())
     assert sum(b["counts"].get("ok", 0) for b in found.json()["buckets"]) == 3
+
+
+def test_the_tools_are_a_page_of_the_most_called_with_how_many_there_were(api, acme):
+    with db.connection_context():
+        insert_call_records([record(acme, T0 + 60 + i, f"tool_{n}", latency=float(n + 1))
+                             for n in range(3) for i in range(n + 1)])  # tool_2 three calls, tool_1 two, tool_0 one
+    found = summary(api, f"?since={T0}&until={T0 + HOUR}&limit=2")
+    assert [t["tool"] for t in found["tools"]] == ["tool_2", "tool_1"] and found["tools_total"] == 3
+    assert all(t["p50_ms"] is not None for t in found["tools"])  # the page's own histograms were summed
+    assert summary(api, f"?since={T0}&until={T0 + HOUR}")["tools_total"] == 3
+    refused = api("GET", f"/v1/calls/summary?since={T0}&limit=501")
+    assert refused.status_code == 422 and [e["field"] for e in refused.json["errors"]] == ["limit"]

@@ -103,7 +103,8 @@ class CallSummaryViews(MethodView):
             if project is None:
                 raise ServiceError(422, "invalid", RULES["project-unknown"], [violation("project", "project-unknown")])
         return summary.summarize(organization, summary.SummaryQuery(
-            since=query.get("since"), until=query.get("until"), tool=query.get("tool"), project=project), now())
+            since=query.get("since"), until=query.get("until"), tool=query.get("tool"), project=project,
+            limit=query["limit"]), now())
 
 
 @blp.route("/v1/audit")

@@ -2,7 +2,7 @@
 from marshmallow import Schema, fields, validate
 
 from service.api.schemas import PageLimit, StoredInteger, Text
-from service.limits import MAX_PAGE, MAX_ROW_ID
+from service.limits import DEFAULT_PAGE, MAX_PAGE, MAX_ROW_ID
 from service.records import audit, calls
 
 
@@ -25,6 +25,8 @@ class CallSummaryQuerySchema(Schema):
     until = fields.Float(metadata={"description": "Unix seconds, exclusive; by default, now."})
     tool = Text()
     project = Text(metadata={"description": "A project's name: the calls of its conversations."})
+    limit = fields.Integer(load_default=DEFAULT_PAGE, validate=validate.Range(1, MAX_PAGE), metadata={
+        "description": "The most tools answered, most called first (`tools_total` counts them all)."})
 
 
 class SummaryBucketSchema(Schema):
@@ -47,7 +49,9 @@ class CallSummarySchema(Schema):
     until = fields.Integer(metadata={"description": "The window's end (exclusive)."})
     bucket_seconds = fields.Integer(metadata={"description": "An hour, or whole days: at most about 100 buckets."})
     buckets = fields.List(fields.Nested(SummaryBucketSchema))
-    tools = fields.List(fields.Nested(SummaryToolSchema), metadata={"description": "Most calls first."})
+    tools = fields.List(fields.Nested(SummaryToolSchema),
+                        metadata={"description": "Most calls first, `limit` at most."})
+    tools_total = fields.Integer(metadata={"description": "How many tools had calls in the window and filters."})
 
 
 class CallRecordSchema(Schema):
