@@ -36,7 +36,7 @@ def fill(report: Report, run: "Run") -> None:
                                     "p95 ms", "tools a second"], run.register))
     if run.step_rows:
         report.tables.append(table(["engine", "a one-call step beside", "steps", "p50 ms", "p99 ms",
-                                    "service CPU µs a step (median of 3 rounds)"], run.step_rows))
+                                    "service CPU µs a step (over all rounds)"], run.step_rows))
     if run.purges:
         report.tables.append(table(
             ["engine", "purged", "purge took", "purge said", f"steps during it ({PURGE_CLIENTS} clients)",
