@@ -169,7 +169,9 @@ def test_every_route_that_takes_a_body_refuses_a_stranger_before_reading_it(serv
     for method, path in paths:
         with trickling(service, path, {"Content-Type": "application/json"}, method=method) as sock:
             (status, _, _), seconds = timed(lambda: answer(sock))
-        if status == 408 or seconds >= PROMPT:
+        # Waiting for the body would take its whole deadline (then 408); half of it is far from that and far from
+        # a loaded machine's pace through thirty-odd routes (the gate's PROMPT was missed by 40 ms once, 401 and all).
+        if status == 408 or seconds >= BODY_SECONDS / 2:
             slow.append((method, path, status, round(seconds, 2)))
     assert slow == []
 
