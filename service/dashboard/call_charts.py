@@ -63,9 +63,7 @@ def _latency_chart(tools: list[dict[str, Any]]) -> dict[str, Any]:
                       for t in shown]}
 
 
-def _failing_chart(tools: list[dict[str, Any]]) -> dict[str, Any]:
-    failing = sorted((t for t in tools if summary.failures(t)), key=lambda t: (-summary.failures(t), t["tool"]))
-    failing = failing[:TOOLS_SHOWN]
+def _failing_chart(failing: list[dict[str, Any]]) -> dict[str, Any]:
     top = max((summary.failures(t) for t in failing), default=0) or 1
     rows = []
     for t in failing:
@@ -90,8 +88,9 @@ def call_charts() -> dict[str, Any] | None:
         return None
     query = filters.query
     found = summary.summarize(principal().organization, summary.SummaryQuery(
-        since=query.since, until=query.until, tool=query.tool, kind=query.kind), now())
-    tools = found["tools"]
-    return {"time": _time_chart(found), "latency": _latency_chart(tools), "failing": _failing_chart(tools),
+        since=query.since, until=query.until, tool=query.tool, kind=query.kind, limit=TOOLS_SHOWN), now(),
+        failing=TOOLS_SHOWN)
+    return {"time": _time_chart(found), "latency": _latency_chart(found["tools"]),
+            "failing": _failing_chart(found["failing"]),
             "bucket_hours": found["bucket_seconds"] // 3600, "kind": query.kind,
             "uncharted": [name for name in UNCHARTED if filters.values.get(name)]}

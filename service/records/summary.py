@@ -72,9 +72,10 @@ def window(organization: Organization, query: SummaryQuery, now: float) -> tuple
     return start, int(math.ceil(until / width)) * width, width
 
 
-def summarize(organization: Organization, query: SummaryQuery, now: float) -> dict[str, Any]:
+def summarize(organization: Organization, query: SummaryQuery, now: float, *, failing: int = 0) -> dict[str, Any]:
     """The summary `GET /v1/calls/summary` answers and the Calls screen charts (CONTRACT.md's shape, plus the
-    window it covers: `since`, `until`, `bucket_seconds`)."""
+    window it covers: `since`, `until`, `bucket_seconds`). With `failing`, also the `failing` tools with the most
+    failed calls among all the window's tools, not only the page (their calls and kinds: the charts' own list)."""
     start, end, width = window(organization, query, now)
     level = HOUR if width < DAY else DAY
     database, p = db.obj, db.obj.param
@@ -95,9 +96,9 @@ def summarize(organization: Organization, query: SummaryQuery, now: float) -> di
     tools: dict[str, dict[str, Any]] = {}
     for tool, kind, calls in database.execute_sql(
             f"SELECT tool, kind, SUM(calls) FROM {TABLE} WHERE {counted} GROUP BY tool, kind", counted_params):
-        found = tools.setdefault(tool, {"tool": tool, "calls": 0, "kinds": {}, "histogram": None})
-        found["calls"] += int(calls)
-        found["kinds"][kind] = int(calls)
+        entry = tools.setdefault(tool, {"tool": tool, "calls": 0, "kinds": {}, "histogram": None})
+        entry["calls"] += int(calls)
+        entry["kinds"][kind] = int(calls)
     # Like every list, the tools are a page: an organization calling a hundred thousand tools gets its most called,
     # and their histograms alone are summed.
     ranked = sorted(tools.values(), key=lambda t: (-t["calls"], t["tool"]))[:query.limit]
@@ -108,13 +109,17 @@ def summarize(organization: Organization, query: SummaryQuery, now: float) -> di
                 f"SELECT tool, {sums} FROM {LATENCY_TABLE} WHERE {where} AND tool IN ({named}) GROUP BY tool",
                 [*params, *(t["tool"] for t in ranked)]):
             tools[tool]["histogram"] = [int(n) for n in histogram]
-    return {
+    found: dict[str, Any] = {
         "since": start, "until": end, "bucket_seconds": width, "tools_total": len(tools),
         "buckets": [{"start": start + i * width, "counts": c} for i, c in enumerate(counts)],
         "tools": [{"tool": t["tool"], "calls": t["calls"], "kinds": t["kinds"],
                    "p50_ms": _percentile(t["histogram"], 50), "p95_ms": _percentile(t["histogram"], 95)}
                   for t in ranked],
     }
+    if failing:
+        most = sorted((t for t in tools.values() if failures(t)), key=lambda t: (-failures(t), t["tool"]))
+        found["failing"] = [{"tool": t["tool"], "calls": t["calls"], "kinds": t["kinds"]} for t in most[:failing]]
+    return found
 
 
 def _percentile(histogram: list[int] | None, p: float) -> float | None:

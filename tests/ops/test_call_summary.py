@@ -161,3 +161,15 @@ def test_the_tools_are_a_page_of_the_most_called_with_how_many_there_were(api, a
     assert summary(api, f"?since={T0}&until={T0 + HOUR}")["tools_total"] == 3
     refused = api("GET", f"/v1/calls/summary?since={T0}&limit=501")
     assert refused.status_code == 422 and [e["field"] for e in refused.json["errors"]] == ["limit"]
+
+
+def test_the_charts_most_failing_tools_are_ranked_among_all_the_windows_tools_not_the_page(app, acme):
+    from service.records.summary import SummaryQuery, summarize
+
+    with db.connection_context():
+        insert_call_records([record(acme, T0 + 60 + i, "busy") for i in range(3)]
+                            + [record(acme, T0 + 60, "rare", kind="timed-out")])
+        found = summarize(get_organization("acme"), SummaryQuery(since=T0, until=T0 + HOUR, limit=1), T0 + HOUR,
+                          failing=5)
+    assert [t["tool"] for t in found["tools"]] == ["busy"]  # the page: the most called
+    assert found["failing"] == [{"tool": "rare", "calls": 1, "kinds": {"timed-out": 1}}]
