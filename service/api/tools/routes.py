@@ -1,14 +1,13 @@
 """/v1/tools: register, read, relabel, save the draft, start a draft, publish, read a published version."""
 from __future__ import annotations
 
-import orjson
 from flask import current_app, request
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from service import importing, registry
 from service.api.auth import current_principal, requires
-from service.api.body import json_body
+from service.api.body import json_body, json_response
 from service.api.document import route_refusal
 from service.api.dumping import compile_dump
 from service.api.schemas import PublishedSchema
@@ -43,7 +42,7 @@ class ToolViews(MethodView):
         """One page of the organization's tools in name order; `next` is the `after` of the following page"""
         page = registry.tool_page(current_principal().organization, **query)
         body = _DUMP_TOOL_LIST({"tools": registry.tool_views(page.rows), "next": page.next})
-        return current_app.response_class(orjson.dumps(body), mimetype="application/json")
+        return json_response(body)
 
     @blp.doc(requestBody={"content": {"application/json": {"schema": RegistrationSchema}}})
     @blp.response(201, ToolSchema)
