@@ -189,10 +189,14 @@ def purge(retention_days: float, *, now: float | None = None, batch: int = PURGE
         if len(ids) < batch:
             _purge_rollups(cutoff, one_writer)
             return total
-        # Between batches, let other work in. SQLite has one writer at a time, and a serving process waiting for it
-        # sleeps ever longer between tries (up to 100 ms): taking the lock straight back starved its writes (a step's
-        # p99 near a second while a million records went). So the purge rests as long as its batch held the lock.
-        time.sleep(min(time.perf_counter() - started, PURGE_REST_MOST_SECONDS) if one_writer else 0)
+        _rest_after(started, one_writer)
+
+
+def _rest_after(started: float, one_writer: bool) -> None:
+    """Between batches, let other work in. SQLite has one writer at a time, and a serving process waiting for it
+    sleeps ever longer between tries (up to 100 ms): taking the lock straight back starved its writes (a step's p99
+    near a second while a million records went). So the purge rests as long as its batch held the lock."""
+    time.sleep(min(time.perf_counter() - started, PURGE_REST_MOST_SECONDS) if one_writer else 0)
 
 
 def _purge_rollups(cutoff: float, one_writer: bool) -> None:
@@ -203,4 +207,4 @@ def _purge_rollups(cutoff: float, one_writer: bool) -> None:
             removed = call_rollups.purge_oldest(db.obj, cutoff)
         if removed is None:
             return
-        time.sleep(min(time.perf_counter() - started, PURGE_REST_MOST_SECONDS) if one_writer else 0)
+        _rest_after(started, one_writer)
